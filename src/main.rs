@@ -1,1 +1,222 @@
-fn main() {}
+//! `ptybroker`: argument dispatch to the front ends.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use lexopt::prelude::*;
+
+use ptybroker::cli::{self, Failure};
+use ptybroker::manager::Manager;
+use ptybroker::session::Options;
+use ptybroker::{limits, server, status};
+
+const HELP: &str = "\
+ptybroker: keep interactive terminal programs alive in pseudo-terminals and
+drive them from one-shot calls (LLM agents, scripts, CI).
+
+Usage:
+  ptybroker start [options] -- CMD [ARGS...]   start CMD, print its first output
+  ptybroker step [options] [TEXT]              type TEXT + Enter, print the answer
+  ptybroker wait [options] [--match TEXT]      until the program exits (or TEXT shows)
+  ptybroker read [options]                     print the rendered screen
+  ptybroker send [options] [TEXT] [--key K]... type text and keys, do not wait
+  ptybroker status | list | resize | signal SIG
+  ptybroker stop | kill-session                end a session (graceful | SIGKILL)
+  ptybroker serve --cmd CMD (--socket PATH | --port N) [--cols C] [--rows R] [--cwd DIR]
+  ptybroker daemon                             run the per-user daemon (started on demand)
+
+Common options:
+  -s, --session NAME   the session to use (default: default)
+  -t, --timeout MS     quiet window for start/step (default 500)
+      --max-wait MS    hard cap on any wait (wait: default 3600000)
+      --raw            keep escape sequences in the output
+      --screen|--stream  print the rendered screen | the output stream
+      --json           machine-readable output (read, send, status, list)
+start: --cols C --rows R --cwd DIR --env NAME=VALUE --clean-env --term T --replace
+read:  --top N | --bottom N | --start A --end B, --history, --ansi
+send:  --key NAME, --text TEXT, --paste TEXT, --enter
+resize: --cols C --rows R
+
+Every call prints one status line on stderr. See ptybroker(1).
+";
+
+fn main() -> ExitCode {
+    // Rust's runtime starts us with SIGPIPE ignored, so a reader that goes
+    // away makes writes fail instead of killing the daemon; children get the
+    // default disposition back from std's spawn.
+    let mut p = lexopt::Parser::from_env();
+    let verb = match p.next() {
+        Ok(Some(Value(v))) => v.string().unwrap_or_default(),
+        Ok(Some(Short('h') | Long("help"))) => {
+            print!("{HELP}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(Some(Short('V') | Long("version"))) => {
+            println!("ptybroker {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Ok(None) => {
+            eprint!("{HELP}");
+            return ExitCode::from(2);
+        }
+        Ok(Some(other)) => return fail(&other.unexpected().to_string(), 2),
+        Err(e) => return fail(&e.to_string(), 2),
+    };
+    let result = match verb.as_str() {
+        "daemon" => daemon(&mut p),
+        "serve" => serve(&mut p),
+        "help" => {
+            print!("{HELP}");
+            Ok(())
+        }
+        v => match cli::VERBS.iter().find(|(name, _)| *name == v) {
+            Some((_, run)) => run(&mut p),
+            None => Err(Failure {
+                message: format!("unknown command {v:?} (see ptybroker --help)"),
+                exit: 2,
+            }),
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => fail(&f.message, f.exit),
+    }
+}
+
+fn fail(msg: &str, code: u8) -> ExitCode {
+    eprintln!("{}", status::error_line(msg));
+    ExitCode::from(code)
+}
+
+fn daemon(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    if let Some(arg) = p.next()? {
+        return Err(arg.unexpected().into());
+    }
+    server::daemon(&server::runtime_dir()).map_err(|m| Failure {
+        message: m,
+        exit: 1,
+    })
+}
+
+fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    let usage = |m: &str| Failure {
+        message: format!("serve: {m}"),
+        exit: 2,
+    };
+    let mut cmd: Option<String> = None;
+    let mut socket: Option<String> = None;
+    let mut port: Option<String> = None;
+    let mut host = "127.0.0.1".to_string();
+    let mut cols = 100u64;
+    let mut rows = 30u64;
+    let mut cwd: Option<String> = None;
+    let mut token_file: Option<String> = None;
+    let mut insecure = false;
+    while let Some(arg) = p.next()? {
+        match arg {
+            Long("cmd") => cmd = Some(p.value()?.string()?),
+            Long("socket") => socket = Some(p.value()?.string()?),
+            Long("port") => port = Some(p.value()?.string()?),
+            Long("host") => host = p.value()?.string()?,
+            Long("cols") => cols = p.value()?.parse()?,
+            Long("rows") => rows = p.value()?.parse()?,
+            Long("cwd") => cwd = Some(p.value()?.string()?),
+            Long("token-file") => token_file = Some(p.value()?.string()?),
+            Long("insecure-no-token") => insecure = true,
+            Short('h') | Long("help") => {
+                print!("{HELP}");
+                return Ok(());
+            }
+            _ => return Err(arg.unexpected().into()),
+        }
+    }
+    let cmd = cmd.ok_or_else(|| usage("--cmd is required"))?;
+    let (cols, rows) = limits::check_size(cols, rows).map_err(|m| usage(&m))?;
+    let listener = match (socket, port) {
+        (Some(_), Some(_)) => return Err(usage("--socket and --port are mutually exclusive")),
+        (None, None) => return Err(usage("one of --socket PATH or --port N is required")),
+        (Some(path), None) => {
+            server::serve_unix(std::path::Path::new(&path)).map_err(|m| usage(&m))?
+        }
+        (None, Some(port)) => {
+            let port: u16 =
+                port.parse().ok().filter(|p| *p >= 1).ok_or_else(|| {
+                    usage(&format!("--port must be a port in 1-65535, got {port:?}"))
+                })?;
+            let token = if insecure {
+                None
+            } else {
+                Some(load_or_make_token(token_file.as_deref(), port)?)
+            };
+            server::serve_tcp(&host, port, token).map_err(|m| usage(&m))?
+        }
+    };
+    let manager = Arc::new(Manager::new());
+    let mut opts = Options::new(vec!["/bin/sh".into(), "-c".into(), format!("exec {cmd}")]);
+    opts.spawn.cols = cols;
+    opts.spawn.rows = rows;
+    opts.spawn.cwd = cwd.map(Into::into);
+    manager
+        .start("default", &opts, false)
+        .map_err(|e| Failure {
+            message: e.to_string(),
+            exit: 1,
+        })?;
+    server::run(
+        listener,
+        manager,
+        server::Config {
+            serve: true,
+            exit_when_empty: false,
+        },
+    )
+    .map_err(|e| Failure {
+        message: e.to_string(),
+        exit: 1,
+    })
+}
+
+/// The TCP token: from `--token-file`, else `$PTYBROKER_TOKEN`, else a new
+/// one written to a private file whose path is printed (never the token).
+fn load_or_make_token(file: Option<&str>, port: u16) -> Result<String, Failure> {
+    let err = |m: String| Failure {
+        message: m,
+        exit: 1,
+    };
+    if let Some(f) = file {
+        let t = std::fs::read_to_string(f)
+            .map_err(|e| err(format!("cannot read token file {f}: {e}")))?;
+        let t = t.trim().to_string();
+        if t.is_empty() {
+            return Err(err(format!("token file {f} is empty")));
+        }
+        return Ok(t);
+    }
+    if let Ok(t) = std::env::var("PTYBROKER_TOKEN") {
+        if !t.is_empty() {
+            return Ok(t);
+        }
+    }
+    let dir = server::runtime_dir();
+    server::ensure_private_dir(&dir).map_err(err)?;
+    let path = dir.join(format!("serve-{port}.token"));
+    let token = server::new_token().map_err(err)?;
+    {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| err(format!("cannot write {}: {e}", path.display())))?;
+        f.write_all(token.as_bytes())
+            .map_err(|e| err(format!("cannot write {}: {e}", path.display())))?;
+    }
+    eprintln!(
+        "ptybroker serve: token written to {} (send it first: {{\"jsonrpc\":\"2.0\",\"method\":\"auth\",\"params\":{{\"token\":\"...\"}},\"id\":0}})",
+        path.display()
+    );
+    Ok(token)
+}

@@ -22,3 +22,113 @@
 //! Screen::modes(&self) -> Modes
 //! Screen::is_mid_sequence(&self) -> bool            // inside an escape sequence or UTF-8 char
 //! ```
+
+// Temporary stand-in until the emulator branch lands; replaced wholesale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Modes {
+    pub app_cursor_keys: bool,
+    pub app_keypad: bool,
+    pub bracketed_paste: bool,
+    pub mouse_tracking: MouseTracking,
+    pub mouse_encoding: MouseEncoding,
+    pub focus_events: bool,
+    pub synchronized_output: bool,
+    pub cursor_visible: bool,
+    pub alt_screen: bool,
+}
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MouseTracking {
+    #[default]
+    Off,
+    X10,
+    Normal,
+    ButtonEvent,
+    AnyEvent,
+}
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MouseEncoding {
+    #[default]
+    Default,
+    Utf8,
+    Sgr,
+    Urxvt,
+}
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Cursor {
+    pub row: u16,
+    pub col: u16,
+    pub visible: bool,
+}
+pub struct Screen {
+    cols: u16,
+    rows: u16,
+    lines: Vec<String>,
+}
+impl Screen {
+    pub fn new(cols: u16, rows: u16, _scrollback_limit: usize) -> Screen {
+        Screen {
+            cols,
+            rows,
+            lines: vec![String::new(); rows as usize],
+        }
+    }
+    pub fn feed(&mut self, bytes: &[u8]) {
+        let s = String::from_utf8_lossy(bytes);
+        for ch in s.chars() {
+            match ch {
+                '\n' => {
+                    self.lines.remove(0);
+                    self.lines.push(String::new());
+                }
+                '\r' => {}
+                c if !c.is_control() => self.lines.last_mut().unwrap().push(c),
+                _ => {}
+            }
+        }
+    }
+    pub fn take_answers(&mut self) -> Vec<u8> {
+        Vec::new()
+    }
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        self.cols = cols;
+        self.rows = rows;
+        self.lines.resize(rows as usize, String::new());
+    }
+    pub fn cols(&self) -> u16 {
+        self.cols
+    }
+    pub fn rows(&self) -> u16 {
+        self.rows
+    }
+    pub fn cursor(&self) -> Cursor {
+        Cursor {
+            row: self.rows - 1,
+            col: 0,
+            visible: true,
+        }
+    }
+    pub fn title(&self) -> &str {
+        ""
+    }
+    pub fn is_alt_screen(&self) -> bool {
+        false
+    }
+    pub fn row_text(&self, row: usize) -> String {
+        self.lines.get(row).cloned().unwrap_or_default()
+    }
+    pub fn scrollback_len(&self) -> usize {
+        0
+    }
+    pub fn scrollback_row_text(&self, _i: usize) -> String {
+        String::new()
+    }
+    pub fn modes(&self) -> Modes {
+        Modes::default()
+    }
+    pub fn is_mid_sequence(&self) -> bool {
+        false
+    }
+    pub fn render_ansi(&self) -> String {
+        String::new()
+    }
+}

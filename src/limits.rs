@@ -1,0 +1,50 @@
+//! Every bound ptybroker enforces, in one place. The man page's LIMITS
+//! section lists the same numbers; change both together.
+
+use std::time::Duration;
+
+/// Bytes of raw output kept per session (the transcript ring).
+pub const TRANSCRIPT_BYTES: usize = 1 << 20;
+/// Lines of primary-screen history kept per session.
+pub const SCROLLBACK_LINES: usize = 10_000;
+/// Terminal width and height accepted from any front end.
+pub const COLS: (u16, u16) = (2, 1000);
+pub const ROWS: (u16, u16) = (2, 500);
+/// Default size when a front end does not say.
+pub const DEFAULT_COLS: u16 = 100;
+pub const DEFAULT_ROWS: u16 = 30;
+/// Sessions one process (daemon, serve, driver, mcp) may hold at once.
+pub const MAX_SESSIONS: usize = 256;
+/// Client connections one daemon serves at once.
+pub const MAX_CONNECTIONS: usize = 128;
+/// Longest request line; a longer one is refused without being buffered whole.
+pub const MAX_LINE_BYTES: usize = 4 << 20;
+/// Most bytes one write request may send to a program.
+pub const MAX_WRITE_BYTES: usize = 1 << 20;
+/// Longest any single wait may block, whatever the caller asks for.
+pub const MAX_WAIT: Duration = Duration::from_secs(3600);
+/// Default wait timeout of `pty/wait` (seed 000).
+pub const DEFAULT_WAIT: Duration = Duration::from_millis(10_000);
+/// How long a write may wait for a program that does not read its input.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Between SIGTERM and SIGKILL when stopping a session.
+pub const STOP_GRACE: Duration = Duration::from_millis(2_000);
+/// The quiet window of `start` and `step` (pty-prompt's default).
+pub const DEFAULT_QUIET: Duration = Duration::from_millis(500);
+/// After the child exits, how long to wait for a background process still
+/// holding the terminal to finish writing before calling the output complete.
+pub const EXIT_DRAIN: Duration = Duration::from_millis(100);
+/// A daemon with no sessions exits after this long.
+pub const DAEMON_IDLE_EXIT: Duration = Duration::from_secs(30);
+
+/// Check a terminal size against [`COLS`] and [`ROWS`].
+pub fn check_size(cols: u64, rows: u64) -> Result<(u16, u16), String> {
+    let ok = |v: u64, (lo, hi): (u16, u16)| v >= u64::from(lo) && v <= u64::from(hi);
+    if !ok(cols, COLS) {
+        return Err(format!("cols must be {}..{}, got {cols}", COLS.0, COLS.1));
+    }
+    if !ok(rows, ROWS) {
+        return Err(format!("rows must be {}..{}, got {rows}", ROWS.0, ROWS.1));
+    }
+    Ok((cols as u16, rows as u16))
+}

@@ -1,0 +1,294 @@
+//! The core operations every front end shares, in protocol-neutral types:
+//! reading the screen, turning input actions into bytes, stepping a program
+//! (input, settle, output). Front ends only translate their wire format to
+//! these calls and back.
+
+use std::time::Duration;
+
+use crate::keys;
+use crate::limits;
+use crate::manager::Error;
+use crate::session::{Reason, Session, Status, Until};
+use crate::text;
+
+/// Which rows of the screen to return (seed 000's `pty/read` selection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selection {
+    All,
+    Top(usize),
+    Bottom(usize),
+    /// 1-based, inclusive.
+    Range(usize, usize),
+}
+
+/// How the screen is rendered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Ansi,
+}
+
+/// A rendered screen with the facts a caller needs beside it.
+#[derive(Clone, Debug)]
+pub struct ScreenView {
+    pub text: String,
+    /// 1-based.
+    pub cursor_row: u16,
+    pub cursor_col: u16,
+    pub cursor_visible: bool,
+    pub cols: u16,
+    pub rows: u16,
+    pub title: String,
+    pub alt_screen: bool,
+}
+
+/// Lines as the seed renders them: each followed by `\n`, trailing blank
+/// lines dropped (a blank screen is the empty string).
+pub fn join_lines(lines: &[String]) -> String {
+    let keep = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(0, |i| i + 1);
+    let mut out = String::new();
+    for l in &lines[..keep] {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
+/// The screen (and, with `history`, the scrollback above it) as text or ANSI.
+pub fn screen(s: &Session, sel: Selection, format: Format, history: bool) -> ScreenView {
+    s.with_screen(|scr| {
+        let rows = scr.rows() as usize;
+        let mut lines: Vec<String> = Vec::new();
+        if history {
+            lines.extend((0..scr.scrollback_len()).map(|i| scr.scrollback_row_text(i)));
+        }
+        match format {
+            Format::Text => lines.extend((0..rows).map(|r| scr.row_text(r))),
+            Format::Ansi => lines.extend(scr.render_ansi().split('\n').map(str::to_string)),
+        }
+        let n = lines.len();
+        let (a, b) = match sel {
+            Selection::All => (0, n),
+            Selection::Top(k) => (0, k.min(n)),
+            Selection::Bottom(k) => (n - k.min(n), n),
+            Selection::Range(start, end) => {
+                let a = start.clamp(1, n.max(1)) - 1;
+                (a.min(n), end.clamp(a, n))
+            }
+        };
+        let c = scr.cursor();
+        ScreenView {
+            text: join_lines(&lines[a..b]),
+            cursor_row: c.row + 1,
+            cursor_col: c.col + 1,
+            cursor_visible: c.visible,
+            cols: scr.cols(),
+            rows: scr.rows(),
+            title: scr.title().to_string(),
+            alt_screen: scr.is_alt_screen(),
+        }
+    })
+}
+
+/// One unit of input, in the order given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// Literal text, sent as UTF-8.
+    Text(String),
+    /// A named key (`Enter`, `ctrl-c`, `ArrowUp`, ...), see [`keys`].
+    Key(String),
+    /// Exact bytes.
+    Raw(Vec<u8>),
+    /// Text wrapped in bracketed-paste markers when the program asked for them.
+    Paste(String),
+}
+
+/// Encode a list of inputs against the screen's current modes (cursor-key
+/// mode, bracketed paste).
+pub fn encode(s: &Session, inputs: &[Input]) -> Result<Vec<u8>, Error> {
+    if inputs.is_empty() {
+        return Err(Error::Invalid("nothing to send: give text or keys".into()));
+    }
+    let modes = s.with_screen(|scr| scr.modes());
+    let mut out = Vec::new();
+    for input in inputs {
+        match input {
+            Input::Text(t) => out.extend_from_slice(t.as_bytes()),
+            Input::Raw(b) => out.extend_from_slice(b),
+            Input::Key(k) => {
+                out.extend(keys::encode_key(k, &modes).map_err(|e| Error::Invalid(e.to_string()))?)
+            }
+            Input::Paste(t) => {
+                if modes.bracketed_paste {
+                    out.extend_from_slice(b"\x1b[200~");
+                    out.extend_from_slice(t.as_bytes());
+                    out.extend_from_slice(b"\x1b[201~");
+                } else {
+                    out.extend_from_slice(t.as_bytes());
+                }
+            }
+        }
+    }
+    if out.len() > limits::MAX_WRITE_BYTES {
+        return Err(Error::Invalid(format!(
+            "input too large: {} bytes (at most {} per request)",
+            out.len(),
+            limits::MAX_WRITE_BYTES
+        )));
+    }
+    Ok(out)
+}
+
+/// Encode and write inputs; returns the number of bytes written.
+pub fn send(s: &Session, inputs: &[Input]) -> Result<usize, Error> {
+    let bytes = encode(s, inputs)?;
+    s.write(&bytes).map_err(|e| Error::Failed(e.to_string()))
+}
+
+/// How `step` and friends decide the program has answered.
+#[derive(Clone, Copy, Debug)]
+pub struct Settle {
+    /// The quiet window: settled after this long without output.
+    pub quiet: Duration,
+    /// The hard cap on the whole wait.
+    pub max_wait: Duration,
+}
+
+impl Default for Settle {
+    fn default() -> Settle {
+        Settle {
+            quiet: limits::DEFAULT_QUIET,
+            max_wait: limits::MAX_WAIT,
+        }
+    }
+}
+
+/// Wait until the program has answered: settled, exited, or the cap.
+pub fn settle(s: &Session, how: Settle) -> (Reason, Duration) {
+    let until = Until {
+        exit: true,
+        quiet: Some(how.quiet),
+        ..Until::default()
+    };
+    s.wait(&until, how.max_wait)
+}
+
+/// What a program said in answer to a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// Decide by the screen: the rendered screen for full-screen programs
+    /// (alternate screen), the output stream otherwise.
+    Auto,
+    Screen,
+    Stream,
+}
+
+#[derive(Clone, Debug)]
+pub struct StepResult {
+    /// The output since the last step (stream view) or the rendered screen.
+    pub output: String,
+    /// True when `output` is the rendered screen.
+    pub is_screen: bool,
+    pub reason: Reason,
+    pub waited: Duration,
+    /// Bytes the ring lost before they could be shown.
+    pub dropped: u64,
+    pub status: Status,
+}
+
+/// pty-prompt's `step`: send `text` (plus Enter), wait until settled, and
+/// return everything produced since the previous step, so nothing is lost
+/// between calls.
+pub fn step(
+    s: &Session,
+    text: Option<&str>,
+    how: Settle,
+    raw: bool,
+    view: View,
+) -> Result<StepResult, Error> {
+    if let Some(t) = text {
+        let mut bytes = t.as_bytes().to_vec();
+        bytes.push(b'\r');
+        s.write(&bytes).map_err(|e| Error::Failed(e.to_string()))?;
+    }
+    let (reason, waited) = settle(s, how);
+    Ok(collect(s, reason, waited, raw, view))
+}
+
+/// The output since the read mark (advancing it) or the screen, per `view`.
+pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: View) -> StepResult {
+    let chunk = s.output(s.mark(), usize::MAX);
+    s.set_mark(chunk.next);
+    let alt = s.with_screen(|scr| scr.is_alt_screen());
+    let is_screen = match view {
+        View::Auto => alt,
+        View::Screen => true,
+        View::Stream => false,
+    };
+    let output = if is_screen {
+        let fmt = if raw { Format::Ansi } else { Format::Text };
+        screen(s, Selection::All, fmt, false).text
+    } else if raw {
+        String::from_utf8_lossy(&chunk.data).into_owned()
+    } else {
+        text::strip_ansi(&chunk.data)
+    };
+    StepResult {
+        output,
+        is_screen,
+        reason,
+        waited,
+        dropped: chunk.dropped,
+        status: s.status(),
+    }
+}
+
+/// The signals a caller may send, by name (with or without `SIG`, any case)
+/// and number.
+const SIGNALS: &[(&str, rustix::process::Signal)] = {
+    use rustix::process::Signal as S;
+    &[
+        ("HUP", S::HUP),
+        ("INT", S::INT),
+        ("QUIT", S::QUIT),
+        ("KILL", S::KILL),
+        ("USR1", S::USR1),
+        ("USR2", S::USR2),
+        ("PIPE", S::PIPE),
+        ("ALRM", S::ALARM),
+        ("TERM", S::TERM),
+        ("CONT", S::CONT),
+        ("STOP", S::STOP),
+        ("TSTP", S::TSTP),
+        ("WINCH", S::WINCH),
+    ]
+};
+
+pub fn signal_by_name(name: &str) -> Option<rustix::process::Signal> {
+    let up = name.to_ascii_uppercase();
+    let bare = up.strip_prefix("SIG").unwrap_or(&up);
+    SIGNALS.iter().find(|(n, _)| *n == bare).map(|(_, s)| *s)
+}
+
+pub fn signal_by_number(n: i32) -> Option<rustix::process::Signal> {
+    SIGNALS
+        .iter()
+        .find(|(_, s)| s.as_raw() == n)
+        .map(|(_, s)| *s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_lines_matches_seed_examples() {
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(join_lines(&l(&["root@host:~$", "", ""])), "root@host:~$\n");
+        assert_eq!(join_lines(&l(&["", "", ""])), "");
+        assert_eq!(join_lines(&l(&["a", "", "b", ""])), "a\n\nb\n");
+    }
+}

@@ -1,0 +1,177 @@
+//! Pseudo-terminals: open a master with rustix, spawn a child as the leader of
+//! a new session with the PTY as its controlling terminal, set the window size.
+//!
+//! This is the only place in the crate that needs `unsafe`: the `pre_exec` hook
+//! that runs between fork and exec.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use rustix::fs::{self, Mode, OFlags};
+use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+use rustix::termios::{tcsetwinsize, Winsize};
+
+/// What to run and how. Sizes are assumed to be validated by the caller
+/// (see `limits`).
+#[derive(Clone, Debug)]
+pub struct SpawnOptions {
+    pub argv: Vec<String>,
+    pub cwd: Option<PathBuf>,
+    /// Variables set on top of the inherited (or empty) environment.
+    pub env: Vec<(String, String)>,
+    /// Start from an empty environment instead of this process's.
+    pub clean_env: bool,
+    pub cols: u16,
+    pub rows: u16,
+}
+
+/// The master side of a PTY whose slave is held by a spawned child.
+pub struct Pty {
+    master: OwnedFd,
+    pts: PathBuf,
+}
+
+impl Pty {
+    pub fn master(&self) -> BorrowedFd<'_> {
+        self.master.as_fd()
+    }
+
+    /// The slave's path (`/dev/pts/N`), used to recognise reads of the terminal.
+    pub fn pts(&self) -> &Path {
+        &self.pts
+    }
+
+    pub fn set_size(&self, cols: u16, rows: u16) -> io::Result<()> {
+        tcsetwinsize(&self.master, winsize(cols, rows))?;
+        Ok(())
+    }
+}
+
+fn winsize(cols: u16, rows: u16) -> Winsize {
+    Winsize {
+        ws_row: rows,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    }
+}
+
+/// Open a PTY and spawn `opts.argv` on it. The master is returned in
+/// non-blocking mode so that neither reads nor writes can wedge a thread.
+pub fn spawn(opts: &SpawnOptions) -> io::Result<(Pty, Child)> {
+    let program = opts
+        .argv
+        .first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command given"))?;
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
+    grantpt(&master)?;
+    unlockpt(&master)?;
+    let pts = PathBuf::from(OsString::from_vec(
+        ptsname(&master, Vec::new())?.into_bytes(),
+    ));
+    tcsetwinsize(&master, winsize(opts.cols, opts.rows))?;
+    let slave = fs::open(
+        &pts,
+        OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+
+    let mut cmd = Command::new(program);
+    cmd.args(&opts.argv[1..]);
+    if opts.clean_env {
+        cmd.env_clear();
+    }
+    for (k, v) in &opts.env {
+        cmd.env(k, v);
+    }
+    if let Some(dir) = &opts.cwd {
+        cmd.current_dir(dir);
+    }
+    cmd.stdin(Stdio::from(slave.try_clone()?));
+    cmd.stdout(Stdio::from(slave.try_clone()?));
+    cmd.stderr(Stdio::from(slave));
+    // SAFETY: the hook runs in the forked child before exec and only makes two
+    // async-signal-safe system calls (setsid, ioctl) through rustix, which
+    // neither allocates nor takes locks.
+    unsafe {
+        cmd.pre_exec(|| {
+            rustix::process::setsid()?;
+            rustix::process::ioctl_tiocsctty(rustix::stdio::stdin())?;
+            Ok(())
+        });
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot run {program:?}: {e}")))?;
+    let flags = fs::fcntl_getfl(&master)?;
+    fs::fcntl_setfl(&master, flags | OFlags::NONBLOCK)?;
+    Ok((Pty { master, pts }, child))
+}
+
+/// Pids of every process whose session id is `sid` (the child we spawned is
+/// its session's leader, so this is everything it started that did not leave
+/// the session). Empty where /proc is not available.
+pub fn session_processes(sid: i32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if proc_stat(pid).is_some_and(|st| st.session == sid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// The fields of `/proc/PID/stat` that ptybroker reads.
+#[derive(Clone, Debug)]
+pub struct ProcStat {
+    pub state: char,
+    pub ppid: i32,
+    pub pgrp: i32,
+    pub session: i32,
+}
+
+pub fn proc_stat(pid: i32) -> Option<ProcStat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: fields start after the last ')'.
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut f = rest.split_ascii_whitespace();
+    let state = f.next()?.chars().next()?;
+    let ppid = f.next()?.parse().ok()?;
+    let pgrp = f.next()?.parse().ok()?;
+    let session = f.next()?.parse().ok()?;
+    Some(ProcStat {
+        state,
+        ppid,
+        pgrp,
+        session,
+    })
+}
+
+/// Spawn a process that leaves our session (for the daemon), so that closing
+/// the caller's terminal does not hang it up.
+pub fn spawn_detached(cmd: &mut Command) -> io::Result<Child> {
+    // SAFETY: the hook runs in the forked child before exec and makes one
+    // async-signal-safe system call (setsid) that neither allocates nor locks.
+    unsafe {
+        cmd.pre_exec(|| {
+            rustix::process::setsid()?;
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}

@@ -1,0 +1,561 @@
+//! JSON-RPC 2.0 (seed 000): framing, error codes, and the method table. Each
+//! method is one function below, found by name in [`METHODS`]; each is a thin
+//! translation onto [`crate::ops`] and [`crate::session`].
+
+use std::time::Duration;
+
+use regex_lite::Regex;
+use serde_json::{json, Map, Value};
+
+use crate::limits;
+use crate::manager::{self, Manager};
+use crate::ops::{self, Format, Input, Selection, Settle, View};
+use crate::session::{Exit, Options, Reason, Session, Status, Until};
+
+/// Error codes, as seed 000 lists them.
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+pub const SERVER_ERROR: i64 = -32000;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+}
+
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError {
+            code,
+            message: message.into(),
+        }
+    }
+    fn params(message: impl Into<String>) -> RpcError {
+        RpcError::new(INVALID_PARAMS, message)
+    }
+}
+
+impl From<manager::Error> for RpcError {
+    fn from(e: manager::Error) -> RpcError {
+        let code = match e {
+            manager::Error::Invalid(_) => INVALID_PARAMS,
+            _ => SERVER_ERROR,
+        };
+        RpcError::new(code, e.to_string())
+    }
+}
+
+/// Where the methods run.
+pub struct Ctx<'a> {
+    pub manager: &'a Manager,
+    /// `serve` mode: one session, and `pty/kill` ends the process.
+    pub serve: bool,
+}
+
+/// What the connection does after answering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum After {
+    Continue,
+    /// Close this connection (and, in serve mode, exit the process).
+    Exit,
+}
+
+type Params = Map<String, Value>;
+type Handler = fn(&Ctx, &Params) -> Result<Value, RpcError>;
+
+/// Every method, by name. The README and man page list the same set.
+pub const METHODS: &[(&str, Handler)] = &[
+    ("pty/read", read),
+    ("pty/write", write),
+    ("pty/wait", wait),
+    ("pty/status", status),
+    ("pty/resize", resize),
+    ("pty/kill", kill),
+    ("pty/start", start),
+    ("pty/step", step),
+    ("pty/output", output),
+    ("pty/signal", signal),
+    ("pty/stop", stop),
+    ("pty/list", list),
+];
+
+/// The response envelope for `id`.
+pub fn response(id: &Value, result: Result<Value, RpcError>) -> String {
+    let v = match result {
+        Ok(r) => json!({"jsonrpc": "2.0", "result": r, "id": id}),
+        Err(e) => {
+            json!({"jsonrpc": "2.0", "error": {"code": e.code, "message": e.message}, "id": id})
+        }
+    };
+    v.to_string()
+}
+
+/// A parsed request: its id, method and params.
+pub struct Request {
+    pub id: Value,
+    pub method: String,
+    pub params: Params,
+}
+
+/// Check a line's envelope. On failure returns the error response to send.
+pub fn parse(line: &str) -> Result<Request, String> {
+    let v: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(response(
+                &Value::Null,
+                Err(RpcError::new(PARSE_ERROR, format!("Parse error: {e}"))),
+            ))
+        }
+    };
+    let invalid = |id: &Value, m: &str| response(id, Err(RpcError::new(INVALID_REQUEST, m)));
+    let Value::Object(mut obj) = v else {
+        return Err(invalid(
+            &Value::Null,
+            "Invalid request: expected a JSON object",
+        ));
+    };
+    let id = match obj.remove("id") {
+        Some(id @ (Value::Number(_) | Value::String(_))) => id,
+        Some(Value::Null) | None => {
+            return Err(invalid(
+                &Value::Null,
+                "Invalid request: missing id (notifications are not supported)",
+            ))
+        }
+        Some(_) => {
+            return Err(invalid(
+                &Value::Null,
+                "Invalid request: id must be a number or string",
+            ))
+        }
+    };
+    if obj.contains_key("op") {
+        return Err(invalid(
+            &id,
+            "Invalid request: the legacy {op} protocol is not supported; send a JSON-RPC 2.0 method",
+        ));
+    }
+    if obj.get("jsonrpc") != Some(&json!("2.0")) {
+        return Err(invalid(&id, "Invalid request: jsonrpc must be \"2.0\""));
+    }
+    let method = match obj.remove("method") {
+        Some(Value::String(m)) => m,
+        _ => return Err(invalid(&id, "Invalid request: method must be a string")),
+    };
+    let params = match obj.remove("params") {
+        None => Map::new(),
+        Some(Value::Object(p)) => p,
+        Some(_) => return Err(invalid(&id, "Invalid request: params must be an object")),
+    };
+    Ok(Request { id, method, params })
+}
+
+/// Answer one request line.
+pub fn handle(line: &str, ctx: &Ctx) -> (String, After) {
+    let req = match parse(line) {
+        Ok(r) => r,
+        Err(resp) => return (resp, After::Continue),
+    };
+    let Some((_, handler)) = METHODS.iter().find(|(name, _)| *name == req.method) else {
+        let e = RpcError::new(
+            METHOD_NOT_FOUND,
+            format!("Method not found: {}", req.method),
+        );
+        return (response(&req.id, Err(e)), After::Continue);
+    };
+    let result = handler(ctx, &req.params);
+    let after = if ctx.serve && req.method == "pty/kill" && result.is_ok() {
+        After::Exit
+    } else {
+        After::Continue
+    };
+    (response(&req.id, result), after)
+}
+
+// ---- parameter helpers ------------------------------------------------------
+
+fn opt_u64(p: &Params, key: &str) -> Result<Option<u64>, RpcError> {
+    match p.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| RpcError::params(format!("{key} must be a non-negative integer"))),
+    }
+}
+
+fn opt_str<'a>(p: &'a Params, key: &str) -> Result<Option<&'a str>, RpcError> {
+    match p.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(RpcError::params(format!("{key} must be a string"))),
+    }
+}
+
+fn opt_bool(p: &Params, key: &str) -> Result<Option<bool>, RpcError> {
+    match p.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(RpcError::params(format!("{key} must be true or false"))),
+    }
+}
+
+fn opt_ms(p: &Params, key: &str) -> Result<Option<Duration>, RpcError> {
+    Ok(opt_u64(p, key)?.map(|ms| Duration::from_millis(ms).min(limits::MAX_WAIT)))
+}
+
+fn session_name(p: &Params) -> Result<&str, RpcError> {
+    Ok(opt_str(p, "session")?.unwrap_or("default"))
+}
+
+fn session(ctx: &Ctx, p: &Params) -> Result<std::sync::Arc<Session>, RpcError> {
+    Ok(ctx.manager.get(session_name(p)?)?)
+}
+
+fn size_params(p: &Params, cols: u16, rows: u16) -> Result<(u16, u16), RpcError> {
+    let c = opt_u64(p, "cols")?.unwrap_or(u64::from(cols));
+    let r = opt_u64(p, "rows")?.unwrap_or(u64::from(rows));
+    limits::check_size(c, r).map_err(RpcError::params)
+}
+
+// ---- shared result shapes ---------------------------------------------------
+
+fn exit_fields(exit: Option<Exit>) -> (Value, Value) {
+    match exit {
+        None => (Value::Null, Value::Null),
+        Some(Exit::Code(c)) => (json!(c), Value::Null),
+        Some(e @ Exit::Signal(s)) => (json!(e.code()), json!(s)),
+    }
+}
+
+/// The status object shared by `pty/status`, `pty/step` and `pty/list`.
+pub fn status_json(name: &str, s: &Session, st: &Status) -> Value {
+    let (code, sig) = exit_fields(st.exit);
+    let (title, alt) = s.with_screen(|scr| (scr.title().to_string(), scr.is_alt_screen()));
+    json!({
+        "running": st.running(),
+        "exitCode": code,
+        "signal": sig,
+        "pid": st.pid,
+        "session": name,
+        "command": s.argv(),
+        "cwd": s.cwd(),
+        "runningMs": st.running_for.as_millis() as u64,
+        "quietMs": st.quiet_for.as_millis() as u64,
+        "size": {"cols": st.cols, "rows": st.rows},
+        "title": title,
+        "altScreen": alt,
+        "buffered": st.buffered,
+        "outputEnd": st.output_end,
+    })
+}
+
+fn view_json(v: &ops::ScreenView) -> Value {
+    json!({
+        "screen": v.text,
+        "cursor": {"row": v.cursor_row, "col": v.cursor_col, "visible": v.cursor_visible},
+        "size": {"cols": v.cols, "rows": v.rows},
+        "title": v.title,
+        "altScreen": v.alt_screen,
+    })
+}
+
+// ---- the methods ------------------------------------------------------------
+
+fn selection(p: &Params) -> Result<Selection, RpcError> {
+    let top = opt_u64(p, "top")?;
+    let bottom = opt_u64(p, "bottom")?;
+    let start = opt_u64(p, "start")?;
+    let end = opt_u64(p, "end")?;
+    let edge = top.is_some() || bottom.is_some();
+    let range = start.is_some() || end.is_some();
+    if edge && range {
+        return Err(RpcError::params("top/bottom and start/end cannot be mixed"));
+    }
+    match (top, bottom, start, end) {
+        (Some(_), Some(_), _, _) => Err(RpcError::params("top and bottom are mutually exclusive")),
+        (Some(t), None, _, _) => Ok(Selection::Top(t as usize)),
+        (None, Some(b), _, _) => Ok(Selection::Bottom(b as usize)),
+        (None, None, Some(s), Some(e)) => Ok(Selection::Range(s as usize, e as usize)),
+        (None, None, Some(_), None) | (None, None, None, Some(_)) => {
+            Err(RpcError::params("start and end must be given together"))
+        }
+        (None, None, None, None) => Ok(Selection::All),
+    }
+}
+
+fn format_param(p: &Params) -> Result<Format, RpcError> {
+    match opt_str(p, "format")? {
+        None | Some("text") => Ok(Format::Text),
+        Some("ansi") => Ok(Format::Ansi),
+        Some(f) => Err(RpcError::params(format!(
+            "unknown format {f:?} (use \"text\" or \"ansi\")"
+        ))),
+    }
+}
+
+fn read(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    let s = session(ctx, p)?;
+    let sel = selection(p)?;
+    let history = opt_bool(p, "history")?.unwrap_or(false);
+    Ok(view_json(&ops::screen(&s, sel, format_param(p)?, history)))
+}
+
+/// One action object of `pty/write` (seed 000), plus `raw` bytes and `paste`.
+fn action(v: &Value) -> Result<Input, RpcError> {
+    let Value::Object(o) = v else {
+        return Err(RpcError::params("each action must be an object"));
+    };
+    if let Some(k) = o
+        .keys()
+        .find(|k| !["text", "key", "raw", "paste"].contains(&k.as_str()))
+    {
+        return Err(RpcError::params(format!(
+            "unknown action field {k:?} (use text, key, raw or paste)"
+        )));
+    }
+    match (o.len(), o.iter().next()) {
+        (0, _) => Err(RpcError::params(
+            "an action must not be empty: give text or key",
+        )),
+        (1, Some((k, v))) => match (k.as_str(), v) {
+            ("text", Value::String(t)) => Ok(Input::Text(t.clone())),
+            ("key", Value::String(t)) => Ok(Input::Key(t.clone())),
+            ("paste", Value::String(t)) => Ok(Input::Paste(t.clone())),
+            ("raw", Value::Array(a)) => a
+                .iter()
+                .map(|b| b.as_u64().filter(|b| *b < 256).map(|b| b as u8))
+                .collect::<Option<Vec<u8>>>()
+                .map(Input::Raw)
+                .ok_or_else(|| RpcError::params("raw must be an array of bytes (0-255)")),
+            ("raw", _) => Err(RpcError::params("raw must be an array of bytes (0-255)")),
+            (k, _) => Err(RpcError::params(format!("{k} must be a string"))),
+        },
+        _ if o.contains_key("text") && o.contains_key("key") => Err(RpcError::params(
+            "text and key are mutually exclusive within one action",
+        )),
+        _ => Err(RpcError::params(
+            "an action holds exactly one of text, key, raw or paste",
+        )),
+    }
+}
+
+fn actions(p: &Params) -> Result<Vec<Input>, RpcError> {
+    match p.get("action") {
+        None | Some(Value::Null) => Err(RpcError::params("action is required")),
+        Some(Value::Array(a)) if a.is_empty() => {
+            Err(RpcError::params("action must not be an empty array"))
+        }
+        Some(Value::Array(a)) => a.iter().map(action).collect(),
+        Some(v) => Ok(vec![action(v)?]),
+    }
+}
+
+fn write(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    let inputs = actions(p)?;
+    let s = session(ctx, p)?;
+    let written = ops::send(&s, &inputs)?;
+    Ok(json!({ "written": written }))
+}
+
+fn wait(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    let s = session(ctx, p)?;
+    let text = opt_str(p, "match")?.map(str::to_string);
+    let regex = match opt_str(p, "regex")? {
+        Some(r) => {
+            Some(Regex::new(r).map_err(|e| RpcError::params(format!("invalid regex: {e}")))?)
+        }
+        None => None,
+    };
+    let quiet = opt_ms(p, "quiet")?;
+    let idle = opt_bool(p, "idle")?.unwrap_or(false);
+    let exit = opt_bool(p, "exit")?.unwrap_or(false);
+    let timeout = opt_ms(p, "timeout")?.unwrap_or(limits::DEFAULT_WAIT);
+    let until = Until {
+        text,
+        regex,
+        exit: exit || idle,
+        quiet: if idle {
+            Some(quiet.unwrap_or(limits::DEFAULT_QUIET))
+        } else {
+            quiet
+        },
+        ..Until::default()
+    };
+    let (reason, waited) = s.wait(&until, timeout);
+    let mut v = view_json(&ops::screen(&s, Selection::All, Format::Text, false));
+    v["matched"] = json!(reason == Reason::Matched);
+    v["reason"] = json!(reason.as_str());
+    v["waitedMs"] = json!(waited.as_millis() as u64);
+    Ok(v)
+}
+
+fn status(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    let name = session_name(p)?;
+    let s = ctx.manager.get(name)?;
+    Ok(status_json(name, &s, &s.status()))
+}
+
+fn resize(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    if !p.contains_key("cols") || !p.contains_key("rows") {
+        return Err(RpcError::params("cols and rows are required"));
+    }
+    let (cols, rows) = size_params(p, 0, 0)?;
+    let s = session(ctx, p)?;
+    s.resize(cols, rows)
+        .map_err(|e| RpcError::new(SERVER_ERROR, format!("resize failed: {e}")))?;
+    Ok(json!({}))
+}
+
+fn kill(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    ctx.manager.stop(session_name(p)?, true)?;
+    Ok(json!({}))
+}
+
+fn string_list(v: &Value, what: &str) -> Result<Vec<String>, RpcError> {
+    v.as_array()
+        .and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect())
+        .ok_or_else(|| RpcError::params(format!("{what} must be an array of strings")))
+}
+
+fn start(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    let name = session_name(p)?;
+    let argv = match (p.get("argv"), opt_str(p, "cmd")?) {
+        (Some(_), Some(_)) => return Err(RpcError::params("give argv or cmd, not both")),
+        (Some(v), None) => string_list(v, "argv")?,
+        (None, Some(c)) => vec!["/bin/sh".into(), "-c".into(), format!("exec {c}")],
+        (None, None) => return Err(RpcError::params("argv (or cmd) is required")),
+    };
+    if argv.is_empty() || argv[0].is_empty() {
+        return Err(RpcError::params("argv must name a program"));
+    }
+    let mut opts = Options::new(argv);
+    let (cols, rows) = size_params(p, limits::DEFAULT_COLS, limits::DEFAULT_ROWS)?;
+    opts.spawn.cols = cols;
+    opts.spawn.rows = rows;
+    opts.spawn.cwd = opt_str(p, "cwd")?.map(Into::into);
+    opts.spawn.clean_env = opt_bool(p, "cleanEnv")?.unwrap_or(false);
+    opts.term = opt_str(p, "term")?.map(str::to_string);
+    match p.get("env") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(env)) => {
+            for (k, v) in env {
+                let v = v.as_str().ok_or_else(|| {
+                    RpcError::params(format!("env value of {k} must be a string"))
+                })?;
+                if k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0') {
+                    return Err(RpcError::params(format!(
+                        "invalid environment variable name {k:?}"
+                    )));
+                }
+                opts.spawn.env.push((k.clone(), v.to_string()));
+            }
+        }
+        Some(_) => return Err(RpcError::params("env must be an object of strings")),
+    }
+    let replace = opt_bool(p, "replace")?.unwrap_or(false);
+    let s = ctx.manager.start(name, &opts, replace)?;
+    Ok(json!({"session": name, "pid": s.pid(), "size": {"cols": cols, "rows": rows}}))
+}
+
+fn view_param(p: &Params) -> Result<View, RpcError> {
+    match opt_str(p, "view")? {
+        None | Some("auto") => Ok(View::Auto),
+        Some("screen") => Ok(View::Screen),
+        Some("stream") => Ok(View::Stream),
+        Some(v) => Err(RpcError::params(format!(
+            "unknown view {v:?} (use auto, screen or stream)"
+        ))),
+    }
+}
+
+fn step(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    let name = session_name(p)?;
+    let s = ctx.manager.get(name)?;
+    let how = Settle {
+        quiet: opt_ms(p, "timeout")?.unwrap_or(limits::DEFAULT_QUIET),
+        max_wait: opt_ms(p, "maxWait")?.unwrap_or(limits::MAX_WAIT),
+    };
+    let r = ops::step(
+        &s,
+        opt_str(p, "text")?,
+        how,
+        opt_bool(p, "raw")?.unwrap_or(false),
+        view_param(p)?,
+    )?;
+    Ok(json!({
+        "output": r.output,
+        "view": if r.is_screen { "screen" } else { "stream" },
+        "reason": r.reason.as_str(),
+        "waitedMs": r.waited.as_millis() as u64,
+        "dropped": r.dropped,
+        "status": status_json(name, &s, &r.status),
+    }))
+}
+
+fn output(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    let s = session(ctx, p)?;
+    let max = opt_u64(p, "max")?.map_or(limits::TRANSCRIPT_BYTES, |m| m as usize);
+    let strip = opt_bool(p, "strip")?.unwrap_or(false);
+    let from_mark = !p.contains_key("offset");
+    let from = opt_u64(p, "offset")?.unwrap_or_else(|| s.mark());
+    let chunk = s.output(from, max);
+    if from_mark {
+        s.set_mark(chunk.next);
+    }
+    let data = if strip {
+        crate::text::strip_ansi(&chunk.data)
+    } else {
+        String::from_utf8_lossy(&chunk.data).into_owned()
+    };
+    Ok(json!({
+        "data": data,
+        "offset": chunk.start,
+        "next": chunk.next,
+        "end": s.output_end(),
+        "dropped": chunk.dropped,
+    }))
+}
+
+fn signal(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    let s = session(ctx, p)?;
+    let sig = match p.get("signal") {
+        Some(Value::String(name)) => ops::signal_by_name(name),
+        Some(Value::Number(n)) => n.as_i64().and_then(|n| ops::signal_by_number(n as i32)),
+        _ => {
+            return Err(RpcError::params(
+                "signal is required (a name like \"INT\" or a number)",
+            ))
+        }
+    }
+    .ok_or_else(|| {
+        RpcError::params("unknown signal (use e.g. INT, TERM, KILL, HUP, QUIT, USR1, WINCH)")
+    })?;
+    s.signal(sig);
+    Ok(json!({}))
+}
+
+fn stop(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    let name = session_name(p)?;
+    let force = opt_bool(p, "force")?.unwrap_or(false);
+    let s = ctx.manager.stop(name, force)?;
+    let st = s.status();
+    let (code, sig) = exit_fields(st.exit);
+    Ok(
+        json!({"session": name, "exitCode": code, "signal": sig, "ranMs": st.running_for.as_millis() as u64}),
+    )
+}
+
+fn list(ctx: &Ctx, _p: &Params) -> Result<Value, RpcError> {
+    let sessions: Vec<Value> = ctx
+        .manager
+        .list()
+        .iter()
+        .map(|(name, s)| status_json(name, s, &s.status()))
+        .collect();
+    Ok(json!({ "sessions": sessions }))
+}

@@ -1,0 +1,503 @@
+//! The socket side of JSON-RPC: the private runtime directory, the per-user
+//! daemon, `serve` on a Unix or loopback TCP socket, the polling accept loop
+//! and one thread per connection reading newline-delimited requests.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use rustix::fs::{FlockOperation, Mode};
+
+use crate::limits;
+use crate::manager::Manager;
+use crate::rpc::{self, After, Ctx, RpcError};
+
+/// The per-user runtime directory: `$XDG_RUNTIME_DIR/ptybroker`, else
+/// `$TMPDIR/ptybroker-UID` (or `/tmp/ptybroker-UID`).
+pub fn runtime_dir() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR") {
+        Some(d) if !d.is_empty() => Path::new(&d).join("ptybroker"),
+        _ => {
+            let tmp = std::env::var_os("TMPDIR")
+                .filter(|t| !t.is_empty())
+                .unwrap_or_else(|| "/tmp".into());
+            Path::new(&tmp).join(format!("ptybroker-{}", rustix::process::getuid().as_raw()))
+        }
+    }
+}
+
+pub fn socket_path(dir: &Path) -> PathBuf {
+    dir.join("daemon.sock")
+}
+
+pub fn log_path(dir: &Path) -> PathBuf {
+    dir.join("daemon.log")
+}
+
+/// Create the runtime directory private (0700) from the first instant, or
+/// check an existing one: a real directory, ours, closed to group and others.
+pub fn ensure_private_dir(dir: &Path) -> Result<(), String> {
+    if let Some(parent) = dir.parent() {
+        if !parent.as_os_str().is_empty() && !parent.exists() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+    }
+    match rustix::fs::mkdir(dir, Mode::RWXU) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+        Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+    }
+    let meta = std::fs::symlink_metadata(dir)
+        .map_err(|e| format!("cannot inspect {}: {e}", dir.display()))?;
+    let me = rustix::process::getuid().as_raw();
+    if meta.file_type().is_symlink() || !meta.is_dir() {
+        return Err(format!(
+            "{} is not a directory (a symlink or file is in the way); remove it and retry",
+            dir.display()
+        ));
+    }
+    if meta.uid() != me {
+        return Err(format!(
+            "{} belongs to uid {}, not to you (uid {me}); remove it or set XDG_RUNTIME_DIR to a directory of yours",
+            dir.display(),
+            meta.uid()
+        ));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        return Err(format!(
+            "{} is open to other users (mode {:o}); run `chmod 700 {}` and retry",
+            dir.display(),
+            meta.permissions().mode() & 0o777,
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Bind a Unix socket that is never, even briefly, reachable by others: the
+/// umask is tightened around bind(2) so the node is created 0600.
+fn bind_private(path: &Path) -> io::Result<UnixListener> {
+    let old = rustix::process::umask(Mode::from_raw_mode(0o177));
+    let l = UnixListener::bind(path);
+    rustix::process::umask(old);
+    l
+}
+
+/// Is a live server accepting on `path`?
+pub fn is_live(path: &Path) -> bool {
+    UnixStream::connect(path).is_ok()
+}
+
+/// Either kind of listening socket.
+pub enum Listener {
+    Unix(UnixListener, PathBuf),
+    Tcp(TcpListener, Option<Arc<String>>),
+}
+
+/// How a server runs.
+pub struct Config {
+    pub serve: bool,
+    /// Exit when the last session is gone (the daemon).
+    pub exit_when_empty: bool,
+}
+
+enum Conn {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+}
+
+impl Conn {
+    fn reader(&self) -> io::Result<Box<dyn Read + Send>> {
+        Ok(match self {
+            Conn::Unix(s) => Box::new(s.try_clone()?),
+            Conn::Tcp(s) => Box::new(s.try_clone()?),
+        })
+    }
+    fn write_line(&mut self, line: &str) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(line.len() + 1);
+        buf.extend_from_slice(line.as_bytes());
+        buf.push(b'\n');
+        match self {
+            Conn::Unix(s) => s.write_all(&buf),
+            Conn::Tcp(s) => s.write_all(&buf),
+        }
+    }
+}
+
+/// Serve JSON-RPC on `listener` until told to exit. Returns when a `serve`
+/// process got `pty/kill`, or a daemon has had no session and no client for
+/// a moment.
+pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result<()> {
+    let (wake_rx, wake_tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+    let wake_tx = Arc::new(wake_tx);
+    let active = Arc::new(AtomicUsize::new(0));
+    let exit_now = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let me = rustix::process::getuid();
+    let mut idle_since = Instant::now();
+    let mut had_session = false;
+    match &listener {
+        Listener::Unix(l, _) => l.set_nonblocking(true)?,
+        Listener::Tcp(l, _) => l.set_nonblocking(true)?,
+    }
+    loop {
+        if exit_now.load(Ordering::SeqCst) {
+            break;
+        }
+        let empty = manager.is_empty();
+        had_session |= !empty;
+        let busy = active.load(Ordering::SeqCst) > 0;
+        if !empty || busy {
+            idle_since = Instant::now();
+        }
+        if cfg.exit_when_empty
+            && empty
+            && !busy
+            && (had_session || idle_since.elapsed() >= limits::DAEMON_IDLE_EXIT)
+        {
+            break;
+        }
+        let timeout = if cfg.exit_when_empty && empty && !busy {
+            Some(limits::DAEMON_IDLE_EXIT.saturating_sub(idle_since.elapsed()))
+        } else {
+            None
+        };
+        let ts = timeout.map(|d| {
+            Timespec::try_from(d).unwrap_or(Timespec {
+                tv_sec: 1,
+                tv_nsec: 0,
+            })
+        });
+        let lfd = match &listener {
+            Listener::Unix(l, _) => l.as_fd(),
+            Listener::Tcp(l, _) => l.as_fd(),
+        };
+        let mut fds = [
+            PollFd::from_borrowed_fd(lfd, PollFlags::IN),
+            PollFd::new(&wake_rx, PollFlags::IN),
+        ];
+        match poll(&mut fds, ts.as_ref()) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+        if !fds[1].revents().is_empty() {
+            let mut b = [0u8; 64];
+            let _ = rustix::io::read(&wake_rx, &mut b);
+        }
+        if fds[0].revents().is_empty() {
+            continue;
+        }
+        let (conn, token) = match &listener {
+            Listener::Unix(l, _) => match l.accept() {
+                Ok((s, _)) => {
+                    let uid = rustix::net::sockopt::socket_peercred(&s).map(|c| c.uid);
+                    if uid.ok() != Some(me) {
+                        refuse(
+                            Conn::Unix(s),
+                            "permission denied: this daemon serves only its owner's uid",
+                        );
+                        continue;
+                    }
+                    (Conn::Unix(s), None)
+                }
+                Err(_) => continue,
+            },
+            Listener::Tcp(l, token) => match l.accept() {
+                Ok((s, _)) => (Conn::Tcp(s), token.clone()),
+                Err(_) => continue,
+            },
+        };
+        if active.load(Ordering::SeqCst) >= limits::MAX_CONNECTIONS {
+            refuse(
+                conn,
+                &format!("too many connections (at most {})", limits::MAX_CONNECTIONS),
+            );
+            continue;
+        }
+        active.fetch_add(1, Ordering::SeqCst);
+        let (m, a, w, x) = (
+            Arc::clone(&manager),
+            Arc::clone(&active),
+            Arc::clone(&wake_tx),
+            Arc::clone(&exit_now),
+        );
+        let serve = cfg.serve;
+        let spawned = std::thread::Builder::new()
+            .name("rpc-conn".into())
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let after = serve_conn(conn, &m, serve, token.as_deref().map(String::as_str));
+                if after == After::Exit {
+                    x.store(true, Ordering::SeqCst);
+                }
+                a.fetch_sub(1, Ordering::SeqCst);
+                let _ = rustix::io::write(&*w, b"x");
+            });
+        if spawned.is_err() {
+            active.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    manager.shutdown();
+    if let Listener::Unix(_, path) = &listener {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+fn refuse(mut conn: Conn, msg: &str) {
+    let line = rpc::response(
+        &serde_json::Value::Null,
+        Err(RpcError::new(rpc::SERVER_ERROR, msg)),
+    );
+    let _ = conn.write_line(&line);
+}
+
+/// Compare secrets without an early exit that would leak a prefix's length.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
+    for i in 0..a.len().max(b.len()) {
+        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0xff);
+    }
+    diff == 0
+}
+
+/// Read one line of at most `max` bytes. A longer line is consumed and
+/// discarded without being held whole, and reported as `Err(len_seen)`.
+fn read_bounded_line(
+    r: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<Option<Result<(), usize>>> {
+    buf.clear();
+    let mut seen = 0usize;
+    let mut too_long = false;
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            // EOF: a half-written last line is dropped, as the client left.
+            return Ok(None);
+        }
+        let (chunk, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (&avail[..i], Some(i + 1)),
+            None => (avail, None),
+        };
+        seen += chunk.len();
+        if seen > max {
+            too_long = true;
+            buf.clear();
+        } else {
+            buf.extend_from_slice(chunk);
+        }
+        let used = done.unwrap_or(avail.len());
+        r.consume(used);
+        if done.is_some() {
+            return Ok(Some(if too_long { Err(seen) } else { Ok(()) }));
+        }
+    }
+}
+
+fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str>) -> After {
+    let Ok(reader) = conn.reader() else {
+        return After::Continue;
+    };
+    let _ = match &conn {
+        Conn::Unix(s) => s.set_write_timeout(Some(Duration::from_secs(30))),
+        Conn::Tcp(s) => s.set_write_timeout(Some(Duration::from_secs(30))),
+    };
+    let mut reader = BufReader::with_capacity(64 * 1024, reader);
+    let mut authed = token.is_none();
+    let ctx = Ctx { manager, serve };
+    let mut line = Vec::new();
+    loop {
+        let resp = match read_bounded_line(&mut reader, &mut line, limits::MAX_LINE_BYTES) {
+            Ok(None) | Err(_) => return After::Continue,
+            Ok(Some(Err(len))) => rpc::response(
+                &serde_json::Value::Null,
+                Err(RpcError::new(
+                    rpc::INVALID_REQUEST,
+                    format!(
+                        "Invalid request: line of {len}+ bytes exceeds the limit of {} bytes",
+                        limits::MAX_LINE_BYTES
+                    ),
+                )),
+            ),
+            Ok(Some(Ok(()))) => {
+                let text = String::from_utf8_lossy(&line);
+                let text = text.trim_end_matches('\r');
+                if text.trim().is_empty() {
+                    continue;
+                }
+                if !authed {
+                    match authenticate(text, token.unwrap_or_default()) {
+                        Ok(resp) => {
+                            authed = true;
+                            resp
+                        }
+                        Err(resp) => {
+                            let _ = conn.write_line(&resp);
+                            return After::Continue;
+                        }
+                    }
+                } else {
+                    let (resp, after) = rpc::handle(text, &ctx);
+                    if after == After::Exit {
+                        let _ = conn.write_line(&resp);
+                        return After::Exit;
+                    }
+                    resp
+                }
+            }
+        };
+        if conn.write_line(&resp).is_err() {
+            return After::Continue;
+        }
+    }
+}
+
+/// The first request on a token-protected TCP connection must be
+/// `{"method":"auth","params":{"token":"..."}}`; anything else closes it.
+fn authenticate(line: &str, token: &str) -> Result<String, String> {
+    let fail = |id: &serde_json::Value| {
+        rpc::response(
+            id,
+            Err(RpcError::new(
+                rpc::SERVER_ERROR,
+                "authentication required: send {\"jsonrpc\":\"2.0\",\"method\":\"auth\",\"params\":{\"token\":\"...\"},\"id\":0} first",
+            )),
+        )
+    };
+    let req = rpc::parse(line)?;
+    let given = req
+        .params
+        .get("token")
+        .and_then(|t| t.as_str())
+        .unwrap_or("");
+    if req.method == "auth" && same_secret(given.as_bytes(), token.as_bytes()) {
+        Ok(rpc::response(&req.id, Ok(serde_json::json!({}))))
+    } else {
+        Err(fail(&req.id))
+    }
+}
+
+/// A lock held for the daemon's lifetime, so two racing auto-starts cannot
+/// both serve one directory.
+pub fn lock_dir(dir: &Path) -> io::Result<Option<OwnedFd>> {
+    let fd = rustix::fs::open(
+        dir.join("daemon.lock"),
+        rustix::fs::OFlags::CREATE | rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CLOEXEC,
+        Mode::RUSR | Mode::WUSR,
+    )?;
+    match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(Some(fd)),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Run the per-user daemon in `dir` (already private). Writes `ready` on
+/// stdout once it accepts connections, then detaches stdout.
+pub fn daemon(dir: &Path) -> Result<(), String> {
+    ensure_private_dir(dir)?;
+    let Some(_lock) = lock_dir(dir).map_err(|e| format!("cannot lock {}: {e}", dir.display()))?
+    else {
+        // Another daemon holds the directory: it is the one to use.
+        println!("ready");
+        return Ok(());
+    };
+    let sock = socket_path(dir);
+    if sock.exists() {
+        // We hold the lock, so whatever left this socket is dead.
+        let _ = std::fs::remove_file(&sock);
+    }
+    let l = bind_private(&sock).map_err(|e| format!("cannot listen on {}: {e}", sock.display()))?;
+    println!("ready");
+    let _ = io::stdout().flush();
+    if let Ok(null) = rustix::fs::open("/dev/null", rustix::fs::OFlags::RDWR, Mode::empty()) {
+        let _ = rustix::stdio::dup2_stdout(&null);
+        let _ = rustix::stdio::dup2_stdin(&null);
+    }
+    eprintln!(
+        "ptybroker daemon {} listening on {}",
+        std::process::id(),
+        sock.display()
+    );
+    let manager = Arc::new(Manager::new());
+    run(
+        Listener::Unix(l, sock),
+        manager,
+        Config {
+            serve: false,
+            exit_when_empty: true,
+        },
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// `serve`'s Unix socket: refuse a live one, replace a stale one.
+pub fn serve_unix(path: &Path) -> Result<Listener, String> {
+    if path.exists() {
+        if is_live(path) {
+            return Err(format!("{} is in use by a running server", path.display()));
+        }
+        std::fs::remove_file(path)
+            .map_err(|e| format!("cannot remove stale {}: {e}", path.display()))?;
+    }
+    let l = bind_private(path).map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    Ok(Listener::Unix(l, path.to_path_buf()))
+}
+
+/// `serve`'s TCP socket on `host` (loopback unless the caller chose).
+pub fn serve_tcp(host: &str, port: u16, token: Option<String>) -> Result<Listener, String> {
+    let l = TcpListener::bind((host, port))
+        .map_err(|e| format!("cannot listen on {host}:{port}: {e}"))?;
+    Ok(Listener::Tcp(l, token.map(Arc::new)))
+}
+
+/// A fresh random token, hex.
+pub fn new_token() -> Result<String, String> {
+    let mut b = [0u8; 24];
+    rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty())
+        .map_err(|e| format!("cannot get random bytes: {e}"))?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_compare_exactly() {
+        assert!(same_secret(b"abc", b"abc"));
+        assert!(!same_secret(b"abc", b"abd"));
+        assert!(!same_secret(b"abc", b"abcd"));
+        assert!(!same_secret(b"", b"a"));
+    }
+
+    #[test]
+    fn long_lines_are_refused_without_being_held() {
+        let data = format!("{}\n{{\"ok\":1}}\n", "x".repeat(100));
+        let mut r = BufReader::with_capacity(8, data.as_bytes());
+        let mut buf = Vec::new();
+        assert_eq!(
+            read_bounded_line(&mut r, &mut buf, 10).unwrap(),
+            Some(Err(100))
+        );
+        assert!(buf.capacity() < 100);
+        assert_eq!(
+            read_bounded_line(&mut r, &mut buf, 10).unwrap(),
+            Some(Ok(()))
+        );
+        assert_eq!(buf, b"{\"ok\":1}");
+        assert_eq!(read_bounded_line(&mut r, &mut buf, 10).unwrap(), None);
+    }
+}

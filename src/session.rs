@@ -1,0 +1,581 @@
+//! One session: a program on a PTY, the reader thread that feeds its screen
+//! and transcript, the waiter thread that reaps it, and the waits callers
+//! block on. Knows nothing of protocols; every front end calls these methods.
+
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::process::ExitStatusExt;
+use std::process::Child;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime};
+
+use regex_lite::Regex;
+use rustix::event::{poll, PollFd, PollFlags};
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal};
+
+use crate::limits;
+use crate::pty::{self, Pty, SpawnOptions};
+use crate::transcript::{Chunk, Transcript};
+use crate::vt::Screen;
+
+/// How to start a session.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub spawn: SpawnOptions,
+    /// TERM for the child; `None` keeps the environment's value, or sets
+    /// `xterm-256color` when the environment has none.
+    pub term: Option<String>,
+    pub transcript_bytes: usize,
+    pub scrollback_lines: usize,
+}
+
+impl Options {
+    pub fn new(argv: Vec<String>) -> Options {
+        Options {
+            spawn: SpawnOptions {
+                argv,
+                cwd: None,
+                env: Vec::new(),
+                clean_env: false,
+                cols: limits::DEFAULT_COLS,
+                rows: limits::DEFAULT_ROWS,
+            },
+            term: None,
+            transcript_bytes: limits::TRANSCRIPT_BYTES,
+            scrollback_lines: limits::SCROLLBACK_LINES,
+        }
+    }
+}
+
+/// How a program ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+impl Exit {
+    /// The exit code, or 128 + signal as shells report it.
+    pub fn code(self) -> i32 {
+        match self {
+            Exit::Code(c) => c,
+            Exit::Signal(s) => 128 + s,
+        }
+    }
+}
+
+/// A point-in-time view of a session's state.
+#[derive(Clone, Debug)]
+pub struct Status {
+    pub pid: i32,
+    pub exit: Option<Exit>,
+    /// Since the session started.
+    pub running_for: Duration,
+    /// Since the program last wrote anything (or since start).
+    pub quiet_for: Duration,
+    pub started_at: SystemTime,
+    /// Bytes of transcript held and written in all.
+    pub buffered: usize,
+    pub output_end: u64,
+    pub cols: u16,
+    pub rows: u16,
+}
+
+impl Status {
+    pub fn running(&self) -> bool {
+        self.exit.is_none()
+    }
+}
+
+/// What a wait is for. Conditions combine: the first that holds ends it.
+#[derive(Clone, Debug, Default)]
+pub struct Until {
+    /// A substring of the rendered screen.
+    pub text: Option<String>,
+    /// A regex over the rendered screen (rows joined with `\n`).
+    pub regex: Option<Regex>,
+    /// A regex over the output transcript from this absolute offset on (ANSI
+    /// kept); `(regex, from)`.
+    pub output: Option<(Regex, u64)>,
+    /// The program exited (and its output has been drained).
+    pub exit: bool,
+    /// No output for this long.
+    pub quiet: Option<Duration>,
+}
+
+/// Why a wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    Matched,
+    Exited,
+    Quiet,
+    Timeout,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Matched => "matched",
+            Reason::Exited => "exited",
+            Reason::Quiet => "quiet",
+            Reason::Timeout => "timeout",
+        }
+    }
+}
+
+struct State {
+    screen: Screen,
+    transcript: Transcript,
+    last_output: Instant,
+    /// When input was last written: a quiet window counts from the later of
+    /// this and `last_output`, so a wait right after input never mistakes the
+    /// silence before the answer for the answer being complete.
+    last_input: Instant,
+    exit: Option<(Exit, Instant)>,
+    /// Every holder of the slave side is gone (EIO/HUP on the master).
+    output_closed: bool,
+    /// Replies from the emulator (cursor reports...) not yet written.
+    answers: Vec<u8>,
+    /// The reader thread has ended.
+    reader_done: bool,
+    /// Where the next incremental read of a one-shot caller (CLI `step`,
+    /// MCP `terminal_read`) starts: everything before it was shown.
+    mark: u64,
+}
+
+struct Inner {
+    pty: Pty,
+    argv: Vec<String>,
+    cwd: Option<std::path::PathBuf>,
+    pid: i32,
+    started: Instant,
+    started_at: SystemTime,
+    state: Mutex<State>,
+    changed: Condvar,
+    /// Serialises writers so that one request's bytes are never interleaved
+    /// with another's.
+    writer: Mutex<()>,
+    /// Closing (dropping) the write end wakes the reader thread to exit.
+    stop_reader: Mutex<Option<OwnedFd>>,
+}
+
+/// A running (or exited) program on a PTY. Dropping it kills the program.
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock leaves plain data behind, still usable.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Session {
+    pub fn start(opts: &Options) -> io::Result<Session> {
+        let mut spawn_opts = opts.spawn.clone();
+        // TERM is always set (the daemon's own may be missing or wrong for a
+        // PTY) unless the caller names one.
+        let has_term = spawn_opts.env.iter().any(|(k, _)| k == "TERM");
+        if let Some(t) = &opts.term {
+            spawn_opts.env.retain(|(k, _)| k != "TERM");
+            spawn_opts.env.push(("TERM".into(), t.clone()));
+        } else if !has_term {
+            spawn_opts
+                .env
+                .push(("TERM".into(), "xterm-256color".into()));
+        }
+        let (pty, child) = pty::spawn(&spawn_opts)?;
+        let (stop_rx, stop_tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        let now = Instant::now();
+        let inner = Arc::new(Inner {
+            pid: child.id() as i32,
+            pty,
+            argv: spawn_opts.argv.clone(),
+            cwd: spawn_opts.cwd.clone(),
+            started: now,
+            started_at: SystemTime::now(),
+            state: Mutex::new(State {
+                screen: Screen::new(spawn_opts.cols, spawn_opts.rows, opts.scrollback_lines),
+                transcript: Transcript::new(opts.transcript_bytes),
+                last_output: now,
+                last_input: now,
+                exit: None,
+                output_closed: false,
+                answers: Vec::new(),
+                reader_done: false,
+                mark: 0,
+            }),
+            changed: Condvar::new(),
+            writer: Mutex::new(()),
+            stop_reader: Mutex::new(Some(stop_tx)),
+        });
+        let reader = Arc::clone(&inner);
+        thread::Builder::new()
+            .name("pty-reader".into())
+            .stack_size(128 * 1024)
+            .spawn(move || reader.read_loop(stop_rx))?;
+        let waiter = Arc::clone(&inner);
+        thread::Builder::new()
+            .name("pty-waiter".into())
+            .stack_size(64 * 1024)
+            .spawn(move || waiter.wait_child(child))?;
+        Ok(Session { inner })
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.inner.pid
+    }
+
+    /// The command line the session was started with.
+    pub fn argv(&self) -> &[String] {
+        &self.inner.argv
+    }
+
+    /// The working directory it was started in (`None`: the starter's).
+    pub fn cwd(&self) -> Option<&std::path::Path> {
+        self.inner.cwd.as_deref()
+    }
+
+    pub fn status(&self) -> Status {
+        let st = lock(&self.inner.state);
+        let now = Instant::now();
+        Status {
+            pid: self.inner.pid,
+            exit: st.exit.map(|(e, _)| e),
+            running_for: now - self.inner.started,
+            quiet_for: now.saturating_duration_since(st.last_output),
+            started_at: self.inner.started_at,
+            buffered: st.transcript.len(),
+            output_end: st.transcript.end(),
+            cols: st.screen.cols(),
+            rows: st.screen.rows(),
+        }
+    }
+
+    /// Run `f` on the current screen, under the session's lock: keep it short.
+    pub fn with_screen<R>(&self, f: impl FnOnce(&Screen) -> R) -> R {
+        f(&lock(&self.inner.state).screen)
+    }
+
+    /// Absolute offset just past the last byte of output so far.
+    pub fn output_end(&self) -> u64 {
+        lock(&self.inner.state).transcript.end()
+    }
+
+    /// The read mark: where the next incremental read starts.
+    pub fn mark(&self) -> u64 {
+        lock(&self.inner.state).mark
+    }
+
+    pub fn set_mark(&self, offset: u64) {
+        lock(&self.inner.state).mark = offset;
+    }
+
+    /// Up to `max` bytes of raw output from absolute offset `from`.
+    pub fn output(&self, from: u64, max: usize) -> Chunk {
+        lock(&self.inner.state).transcript.read(from, max)
+    }
+
+    /// Write bytes to the program's terminal. Fails if the program has exited
+    /// or has not read its input for [`limits::WRITE_TIMEOUT`].
+    pub fn write(&self, bytes: &[u8]) -> io::Result<usize> {
+        let _w = lock(&self.inner.writer);
+        if lock(&self.inner.state).exit.is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the program has exited",
+            ));
+        }
+        lock(&self.inner.state).last_input = Instant::now();
+        let r = write_all(self.inner.pty.master(), bytes, limits::WRITE_TIMEOUT);
+        lock(&self.inner.state).last_input = Instant::now();
+        r?;
+        Ok(bytes.len())
+    }
+
+    pub fn resize(&self, cols: u16, rows: u16) -> io::Result<()> {
+        let mut st = lock(&self.inner.state);
+        st.screen.resize(cols, rows);
+        self.inner.pty.set_size(cols, rows)?;
+        self.inner.changed.notify_all();
+        Ok(())
+    }
+
+    /// Send `sig` to every process of the session: the child's process group,
+    /// the terminal's foreground group and any other member of its session.
+    pub fn signal(&self, sig: Signal) {
+        if lock(&self.inner.state).exit.is_some() && self.is_output_closed() {
+            return;
+        }
+        for pid in pty::session_processes(self.inner.pid) {
+            if let Some(p) = Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(p, sig);
+            }
+        }
+        if let Some(p) = Pid::from_raw(self.inner.pid) {
+            let _ = rustix::process::kill_process_group(p, sig);
+        }
+        if let Ok(fg) = rustix::termios::tcgetpgrp(self.inner.pty.master()) {
+            let _ = rustix::process::kill_process_group(fg, sig);
+        }
+    }
+
+    fn is_output_closed(&self) -> bool {
+        lock(&self.inner.state).output_closed
+    }
+
+    /// Stop gracefully: SIGHUP and SIGTERM to the whole session, SIGKILL after
+    /// `grace` if anything is still alive. Returns how the program ended.
+    pub fn stop(&self, grace: Duration) -> Option<Exit> {
+        if self.status().running() {
+            self.signal(Signal::HUP);
+            self.signal(Signal::TERM);
+            self.signal(Signal::CONT);
+            self.wait_exit(grace);
+        }
+        self.kill()
+    }
+
+    /// SIGKILL the whole session now and reap the child.
+    pub fn kill(&self) -> Option<Exit> {
+        self.signal(Signal::KILL);
+        self.wait_exit(Duration::from_secs(2));
+        self.close_reader();
+        self.status().exit
+    }
+
+    fn wait_exit(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let mut st = lock(&self.inner.state);
+        while st.exit.is_none() {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            st = self
+                .inner
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    fn close_reader(&self) {
+        lock(&self.inner.stop_reader).take();
+    }
+
+    /// Block until one of `until`'s conditions holds or `timeout` (capped at
+    /// [`limits::MAX_WAIT`]) passes.
+    pub fn wait(&self, until: &Until, timeout: Duration) -> (Reason, Duration) {
+        let start = Instant::now();
+        let deadline = start + timeout.min(limits::MAX_WAIT);
+        let mut st = lock(&self.inner.state);
+        loop {
+            let now = Instant::now();
+            let (done, wake) = check(&st, until, now);
+            if let Some(reason) = done {
+                return (reason, now - start);
+            }
+            if now >= deadline {
+                return (Reason::Timeout, now - start);
+            }
+            let wake = wake.map_or(deadline, |w| w.min(deadline));
+            let dur = wake
+                .saturating_duration_since(now)
+                .max(Duration::from_millis(1));
+            st = self
+                .inner
+                .changed
+                .wait_timeout(st, dur)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+/// Does a condition of `until` hold now? If not, when should we look again
+/// even without new output (for time-based conditions)?
+fn check(st: &State, until: &Until, now: Instant) -> (Option<Reason>, Option<Instant>) {
+    if until.text.is_some() || until.regex.is_some() {
+        let text = screen_text(&st.screen);
+        if until.text.as_deref().is_some_and(|t| text.contains(t))
+            || until.regex.as_ref().is_some_and(|r| r.is_match(&text))
+        {
+            return (Some(Reason::Matched), None);
+        }
+    }
+    if let Some((re, from)) = &until.output {
+        let chunk = st.transcript.read(*from, usize::MAX);
+        if re.is_match(&String::from_utf8_lossy(&chunk.data)) {
+            return (Some(Reason::Matched), None);
+        }
+    }
+    let mut wake = None;
+    if let Some((_, exited_at)) = st.exit {
+        let drained = st.output_closed || now >= exited_at + limits::EXIT_DRAIN;
+        if drained {
+            return (Some(Reason::Exited), None);
+        }
+        wake = Some(exited_at + limits::EXIT_DRAIN);
+    }
+    if let Some(q) = until.quiet {
+        let at = st.last_output.max(st.last_input) + q;
+        if now >= at {
+            return (Some(Reason::Quiet), None);
+        }
+        wake = Some(wake.map_or(at, |w: Instant| w.min(at)));
+    }
+    (None, wake)
+}
+
+/// The whole visible screen as text rows joined with `\n`.
+pub fn screen_text(screen: &Screen) -> String {
+    let rows: Vec<String> = (0..screen.rows() as usize)
+        .map(|r| screen.row_text(r))
+        .collect();
+    rows.join("\n")
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if lock(&self.inner.state).exit.is_none() {
+            self.signal(Signal::HUP);
+            self.signal(Signal::KILL);
+        }
+        self.close_reader();
+    }
+}
+
+impl Inner {
+    fn read_loop(self: Arc<Self>, stop: OwnedFd) {
+        let master = self.pty.master();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let want_out = !lock(&self.state).answers.is_empty();
+            let mut events = PollFlags::IN;
+            if want_out {
+                events |= PollFlags::OUT;
+            }
+            let mut fds = [
+                PollFd::from_borrowed_fd(master, events),
+                PollFd::new(&stop, PollFlags::IN),
+            ];
+            match poll(&mut fds, None) {
+                Ok(_) => {}
+                Err(Errno::INTR) => continue,
+                Err(_) => break,
+            }
+            if !fds[1].revents().is_empty() {
+                break;
+            }
+            let rev = fds[0].revents();
+            if rev.contains(PollFlags::OUT) {
+                self.flush_answers();
+            }
+            if rev.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR) {
+                match rustix::io::read(master, &mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => self.absorb(&buf[..n]),
+                    Err(Errno::AGAIN) | Err(Errno::INTR) => {}
+                    // EIO: every holder of the slave side is gone.
+                    Err(_) => break,
+                }
+            }
+        }
+        let mut st = lock(&self.state);
+        st.output_closed = true;
+        st.reader_done = true;
+        self.changed.notify_all();
+    }
+
+    fn absorb(&self, bytes: &[u8]) {
+        let mut st = lock(&self.state);
+        st.screen.feed(bytes);
+        st.transcript.push(bytes);
+        st.last_output = Instant::now();
+        let answers = st.screen.take_answers();
+        if !answers.is_empty() {
+            st.answers.extend_from_slice(&answers);
+        }
+        self.changed.notify_all();
+        drop(st);
+        self.flush_answers();
+    }
+
+    /// Write pending emulator replies without ever blocking the reader: what
+    /// the terminal cannot take now waits for POLLOUT.
+    fn flush_answers(&self) {
+        let mut st = lock(&self.state);
+        if st.answers.is_empty() {
+            return;
+        }
+        // Never interleave with a client's write in progress; if one is, try
+        // again on the next poll round.
+        let Ok(_w) = self.writer.try_lock() else {
+            return;
+        };
+        match rustix::io::write(self.pty.master(), &st.answers) {
+            Ok(n) => {
+                st.answers.drain(..n);
+            }
+            Err(Errno::AGAIN) | Err(Errno::INTR) => {}
+            Err(_) => st.answers.clear(),
+        }
+    }
+
+    fn wait_child(self: Arc<Self>, mut child: Child) {
+        let exit = match child.wait() {
+            Ok(status) => match (status.code(), status.signal()) {
+                (Some(c), _) => Exit::Code(c),
+                (None, Some(s)) => Exit::Signal(s),
+                (None, None) => Exit::Code(-1),
+            },
+            Err(_) => Exit::Code(-1),
+        };
+        let mut st = lock(&self.state);
+        st.exit = Some((exit, Instant::now()));
+        self.changed.notify_all();
+    }
+}
+
+/// Write all of `bytes` to a non-blocking fd, waiting for room up to `limit`.
+fn write_all(fd: std::os::fd::BorrowedFd<'_>, mut bytes: &[u8], limit: Duration) -> io::Result<()> {
+    let deadline = Instant::now() + limit;
+    while !bytes.is_empty() {
+        match rustix::io::write(fd, bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(Errno::INTR) => {}
+            Err(Errno::AGAIN) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "the program has not read its input for {}s; {} bytes were not sent",
+                            limit.as_secs(),
+                            bytes.len()
+                        ),
+                    ));
+                }
+                let ts = rustix::event::Timespec::try_from(deadline - now).unwrap_or(
+                    rustix::event::Timespec {
+                        tv_sec: 1,
+                        tv_nsec: 0,
+                    },
+                );
+                let mut fds = [PollFd::from_borrowed_fd(fd.as_fd(), PollFlags::OUT)];
+                let _ = poll(&mut fds, Some(&ts));
+            }
+            Err(Errno::IO) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::BrokenPipe,
+                    "the program's terminal is closed",
+                ))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
