@@ -1,0 +1,258 @@
+//! Cells and their attributes, public and packed.
+//!
+//! The public [`Style`] is easy to read; the grid stores a packed form
+//! ([`Pen`]) so that a cell is 16 bytes and comparing two styles is three
+//! integer compares.
+
+/// A colour as a program set it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum Color {
+    #[default]
+    Default,
+    /// One of the 256 palette entries (0-15 are the ANSI colours).
+    Indexed(u8),
+    Rgb(u8, u8, u8),
+}
+
+/// The attributes of a cell, as a caller sees them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub struct Style {
+    pub fg: Color,
+    pub bg: Color,
+    pub bold: bool,
+    pub dim: bool,
+    pub italic: bool,
+    /// 0 none, 1 single, 2 double, 3 curly, 4 dotted, 5 dashed.
+    pub underline: u8,
+    pub blink: bool,
+    pub inverse: bool,
+    pub hidden: bool,
+    pub strike: bool,
+}
+
+/// A run of cells of one style in a row.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Run {
+    pub text: String,
+    pub style: Style,
+}
+
+const TAG_INDEXED: u32 = 1 << 24;
+const TAG_RGB: u32 = 2 << 24;
+
+/// A colour packed in a u32: 0 is the default, tag in bits 24-25.
+pub(crate) fn pack_color(c: Color) -> u32 {
+    match c {
+        Color::Default => 0,
+        Color::Indexed(i) => TAG_INDEXED | u32::from(i),
+        Color::Rgb(r, g, b) => TAG_RGB | u32::from(r) << 16 | u32::from(g) << 8 | u32::from(b),
+    }
+}
+
+pub(crate) fn unpack_color(v: u32) -> Color {
+    match v & (3 << 24) {
+        TAG_INDEXED => Color::Indexed(v as u8),
+        TAG_RGB => Color::Rgb((v >> 16) as u8, (v >> 8) as u8, v as u8),
+        _ => Color::Default,
+    }
+}
+
+pub(crate) const BOLD: u16 = 1;
+pub(crate) const DIM: u16 = 1 << 1;
+pub(crate) const ITALIC: u16 = 1 << 2;
+pub(crate) const BLINK: u16 = 1 << 3;
+pub(crate) const INVERSE: u16 = 1 << 4;
+pub(crate) const HIDDEN: u16 = 1 << 5;
+pub(crate) const STRIKE: u16 = 1 << 6;
+pub(crate) const UNDERLINE_SHIFT: u16 = 7;
+pub(crate) const UNDERLINE_MASK: u16 = 7 << UNDERLINE_SHIFT;
+
+/// The packed attributes a cell is drawn with: the terminal's "pen".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub(crate) struct Pen {
+    pub fg: u32,
+    pub bg: u32,
+    pub attrs: u16,
+}
+
+impl Pen {
+    pub fn style(self) -> Style {
+        let a = self.attrs;
+        Style {
+            fg: unpack_color(self.fg),
+            bg: unpack_color(self.bg),
+            bold: a & BOLD != 0,
+            dim: a & DIM != 0,
+            italic: a & ITALIC != 0,
+            underline: ((a & UNDERLINE_MASK) >> UNDERLINE_SHIFT) as u8,
+            blink: a & BLINK != 0,
+            inverse: a & INVERSE != 0,
+            hidden: a & HIDDEN != 0,
+            strike: a & STRIKE != 0,
+        }
+    }
+
+    pub fn set_underline(&mut self, kind: u8) {
+        self.attrs = (self.attrs & !UNDERLINE_MASK) | (u16::from(kind.min(5)) << UNDERLINE_SHIFT);
+    }
+
+    pub fn set(&mut self, flag: u16, on: bool) {
+        if on {
+            self.attrs |= flag;
+        } else {
+            self.attrs &= !flag;
+        }
+    }
+}
+
+impl From<Style> for Pen {
+    fn from(s: Style) -> Pen {
+        let mut attrs = 0;
+        for (on, flag) in [
+            (s.bold, BOLD),
+            (s.dim, DIM),
+            (s.italic, ITALIC),
+            (s.blink, BLINK),
+            (s.inverse, INVERSE),
+            (s.hidden, HIDDEN),
+            (s.strike, STRIKE),
+        ] {
+            if on {
+                attrs |= flag;
+            }
+        }
+        let mut pen = Pen {
+            fg: pack_color(s.fg),
+            bg: pack_color(s.bg),
+            attrs,
+        };
+        pen.set_underline(s.underline);
+        pen
+    }
+}
+
+/// The left half of a wide character.
+pub(crate) const WIDE: u8 = 1;
+/// The right half of a wide character: holds no text of its own.
+pub(crate) const SPACER: u8 = 2;
+
+/// One grid cell: a character and how it is drawn. Combining marks live
+/// beside the row (they are rare), flagged by nothing here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Cell {
+    pub ch: char,
+    pub fg: u32,
+    pub bg: u32,
+    pub attrs: u16,
+    pub flags: u8,
+}
+
+impl Default for Cell {
+    fn default() -> Cell {
+        Cell::BLANK
+    }
+}
+
+impl Cell {
+    pub const BLANK: Cell = Cell {
+        ch: ' ',
+        fg: 0,
+        bg: 0,
+        attrs: 0,
+        flags: 0,
+    };
+
+    #[inline]
+    pub fn new(ch: char, pen: Pen) -> Cell {
+        Cell {
+            ch,
+            fg: pen.fg,
+            bg: pen.bg,
+            attrs: pen.attrs,
+            flags: 0,
+        }
+    }
+
+    /// An erased cell: blank, keeping only the background colour (xterm's
+    /// background colour erase).
+    #[inline]
+    pub fn erased(pen: Pen) -> Cell {
+        Cell {
+            bg: pen.bg,
+            ..Cell::BLANK
+        }
+    }
+
+    #[inline]
+    pub fn pen(&self) -> Pen {
+        Pen {
+            fg: self.fg,
+            bg: self.bg,
+            attrs: self.attrs,
+        }
+    }
+
+    pub fn is_wide(&self) -> bool {
+        self.flags & WIDE != 0
+    }
+
+    pub fn is_spacer(&self) -> bool {
+        self.flags & SPACER != 0
+    }
+}
+
+/// Display width of a character in cells: 0 for combining marks and other
+/// zero-width characters, 2 for wide (East Asian wide, emoji presentation).
+#[inline]
+pub(crate) fn char_width(c: char) -> usize {
+    if (c as u32) < 0x7f {
+        return 1;
+    }
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_is_compact() {
+        assert_eq!(std::mem::size_of::<Cell>(), 16);
+    }
+
+    #[test]
+    fn colours_round_trip() {
+        for c in [
+            Color::Default,
+            Color::Indexed(0),
+            Color::Indexed(255),
+            Color::Rgb(1, 2, 3),
+            Color::Rgb(255, 255, 255),
+        ] {
+            assert_eq!(unpack_color(pack_color(c)), c);
+        }
+    }
+
+    #[test]
+    fn styles_round_trip() {
+        let s = Style {
+            fg: Color::Rgb(9, 8, 7),
+            bg: Color::Indexed(4),
+            bold: true,
+            italic: true,
+            underline: 3,
+            strike: true,
+            ..Style::default()
+        };
+        assert_eq!(Pen::from(s).style(), s);
+        assert_eq!(Pen::default().style(), Style::default());
+    }
+
+    #[test]
+    fn widths() {
+        assert_eq!(char_width('a'), 1);
+        assert_eq!(char_width('中'), 2);
+        assert_eq!(char_width('\u{301}'), 0);
+        assert_eq!(char_width('😀'), 2);
+    }
+}

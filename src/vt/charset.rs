@@ -1,0 +1,80 @@
+//! Character sets a program can designate into G0-G3: DEC special graphics
+//! is what dialog and ncurses draw their boxes with.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) enum Charset {
+    #[default]
+    Ascii,
+    /// DEC special graphics and line drawing (`ESC ( 0`).
+    DecGraphics,
+    /// The United Kingdom set (`ESC ( A`): `#` is the pound sign.
+    Uk,
+}
+
+impl Charset {
+    /// The designation a final byte of `ESC ( F` selects, if we know it.
+    pub fn from_final(b: u8) -> Option<Charset> {
+        match b {
+            b'B' => Some(Charset::Ascii),
+            b'0' => Some(Charset::DecGraphics),
+            b'A' => Some(Charset::Uk),
+            // Other national sets: treat as ASCII rather than refuse.
+            b'1' | b'2' | b'4' | b'5' | b'6' | b'7' | b'9' | b'C' | b'E' | b'H' | b'K' | b'Q'
+            | b'R' | b'Y' | b'Z' | b'=' | b'<' | b'>' | b'`' => Some(Charset::Ascii),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    pub fn map(self, c: char) -> char {
+        match self {
+            Charset::Ascii => c,
+            Charset::Uk => {
+                if c == '#' {
+                    '£'
+                } else {
+                    c
+                }
+            }
+            Charset::DecGraphics => dec_graphics(c),
+        }
+    }
+}
+
+fn dec_graphics(c: char) -> char {
+    match c {
+        '`' => '◆',
+        'a' => '▒',
+        'b' => '␉',
+        'c' => '␌',
+        'd' => '␍',
+        'e' => '␊',
+        'f' => '°',
+        'g' => '±',
+        'h' => '␤',
+        'i' => '␋',
+        'j' => '┘',
+        'k' => '┐',
+        'l' => '┌',
+        'm' => '└',
+        'n' => '┼',
+        'o' => '⎺',
+        'p' => '⎻',
+        'q' => '─',
+        'r' => '⎼',
+        's' => '⎽',
+        't' => '├',
+        'u' => '┤',
+        'v' => '┴',
+        'w' => '┬',
+        'x' => '│',
+        'y' => '≤',
+        'z' => '≥',
+        '{' => 'π',
+        '|' => '≠',
+        '}' => '£',
+        '~' => '·',
+        '_' => '\u{a0}',
+        _ => c,
+    }
+}

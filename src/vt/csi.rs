@@ -1,0 +1,281 @@
+//! CSI sequences: what each final byte means to the terminal, SGR, and the
+//! ANSI and DEC private modes (set, reset and DECRQM reports).
+
+use super::cell::{self, pack_color, Color, Pen};
+use super::parser::Params;
+use super::screen::{MouseEncoding, MouseTracking};
+use super::term::Term;
+
+/// Version reported by XTVERSION.
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+impl Term {
+    pub(crate) fn csi(&mut self, p: &Params, inter: &[u8], action: u8) {
+        let n = |i: usize| usize::from(p.get_or(i, 1));
+        match (inter, action) {
+            ([], b'@') => self.insert_chars(n(0)),
+            ([], b'A') => self.move_up(n(0)),
+            ([], b'B') | ([], b'e') => self.move_down(n(0)),
+            ([], b'C') | ([], b'a') => self.move_right(n(0)),
+            ([], b'D') => self.move_left(n(0)),
+            ([], b'E') => {
+                self.move_down(n(0));
+                self.col = 0;
+            }
+            ([], b'F') => {
+                self.move_up(n(0));
+                self.col = 0;
+            }
+            ([], b'G') | ([], b'`') => self.goto_col(n(0) - 1),
+            ([], b'H') | ([], b'f') => self.goto(n(0) - 1, n(1) - 1),
+            ([], b'I') => self.tab_forward(n(0)),
+            ([], b'J') | ([b'?'], b'J') => self.erase_in_display(p.get(0)),
+            ([], b'K') | ([b'?'], b'K') => self.erase_in_line(p.get(0)),
+            ([], b'L') => self.insert_lines(n(0)),
+            ([], b'M') => self.delete_lines(n(0)),
+            ([], b'P') => self.delete_chars(n(0)),
+            ([], b'S') => self.scroll_up(n(0)),
+            // CSI T with five parameters is xterm's mouse highlight tracking.
+            ([], b'T') if p.len() <= 1 => self.scroll_down(n(0)),
+            ([], b'X') => self.erase_chars(n(0)),
+            ([], b'Z') => self.tab_backward(n(0)),
+            ([], b'b') => self.repeat(n(0)),
+            ([], b'c') if p.get(0) == 0 => self.answer(b"\x1b[?62;22c"),
+            ([b'>'], b'c') if p.get(0) == 0 => self.answer(b"\x1b[>1;10;0c"),
+            ([], b'd') => self.goto_row(n(0) - 1),
+            ([], b'g') => match p.get(0) {
+                0 => self.tabs[self.col] = false,
+                3 => self.tabs.fill(false),
+                _ => {}
+            },
+            ([], b'h') => self.ansi_modes(p, true),
+            ([], b'l') => self.ansi_modes(p, false),
+            ([b'?'], b'h') => self.dec_modes(p, true),
+            ([b'?'], b'l') => self.dec_modes(p, false),
+            ([], b'm') => self.sgr(p),
+            ([], b'n') => self.device_status(p.get(0)),
+            ([b'?'], b'n') if p.get(0) == 6 => {
+                let s = format!("\x1b[?{};{};1R", self.report_row() + 1, self.col + 1);
+                self.answer(s.as_bytes());
+            }
+            ([b'!'], b'p') => self.soft_reset(),
+            ([b'$'], b'p') => self.report_ansi_mode(p.get(0)),
+            ([b'?', b'$'], b'p') => self.report_dec_mode(p.get(0)),
+            ([b'>'], b'q') if p.get(0) == 0 => {
+                let s = format!("\x1bP>|ptybroker({VERSION})\x1b\\");
+                self.answer(s.as_bytes());
+            }
+            ([], b'r') => self.set_scroll_region(usize::from(p.get(0)), usize::from(p.get(1))),
+            ([], b's') => self.save_cursor(),
+            ([], b'u') => self.restore_cursor(),
+            ([], b't') if p.get(0) == 18 => {
+                let s = format!("\x1b[8;{};{}t", self.rows, self.cols);
+                self.answer(s.as_bytes());
+            }
+            _ => {}
+        }
+    }
+
+    fn device_status(&mut self, what: u16) {
+        match what {
+            5 => self.answer(b"\x1b[0n"),
+            6 => {
+                let s = format!("\x1b[{};{}R", self.report_row() + 1, self.col + 1);
+                self.answer(s.as_bytes());
+            }
+            _ => {}
+        }
+    }
+
+    fn ansi_modes(&mut self, p: &Params, on: bool) {
+        for g in p.groups() {
+            match g[0] {
+                4 => self.insert = on,
+                20 => self.newline = on,
+                _ => {}
+            }
+        }
+    }
+
+    fn dec_modes(&mut self, p: &Params, on: bool) {
+        for g in p.groups() {
+            self.dec_mode(g[0], on);
+        }
+    }
+
+    fn dec_mode(&mut self, mode: u16, on: bool) {
+        let mouse = |t: MouseTracking| if on { t } else { MouseTracking::Off };
+        let encoding = |e: MouseEncoding| if on { e } else { MouseEncoding::Default };
+        match mode {
+            1 => self.modes.app_cursor_keys = on,
+            5 => self.reverse_video = on,
+            6 => {
+                self.origin = on;
+                self.goto(0, 0);
+            }
+            7 => {
+                self.autowrap = on;
+                if !on {
+                    self.pending_wrap = false;
+                }
+            }
+            9 => self.modes.mouse_tracking = mouse(MouseTracking::X10),
+            25 => self.modes.cursor_visible = on,
+            47 => self.set_alt_screen(on, false),
+            1000 => self.modes.mouse_tracking = mouse(MouseTracking::Normal),
+            1002 => self.modes.mouse_tracking = mouse(MouseTracking::ButtonEvent),
+            1003 => self.modes.mouse_tracking = mouse(MouseTracking::AnyEvent),
+            1004 => self.modes.focus_events = on,
+            1005 => self.modes.mouse_encoding = encoding(MouseEncoding::Utf8),
+            1006 => self.modes.mouse_encoding = encoding(MouseEncoding::Sgr),
+            1015 => self.modes.mouse_encoding = encoding(MouseEncoding::Urxvt),
+            1047 => self.set_alt_screen(on, true),
+            1048 => {
+                if on {
+                    self.save_cursor();
+                } else {
+                    self.restore_cursor();
+                }
+            }
+            1049 => {
+                if on {
+                    if !self.modes.alt_screen {
+                        self.save_cursor();
+                    }
+                    self.set_alt_screen(true, true);
+                } else if self.modes.alt_screen {
+                    self.set_alt_screen(false, false);
+                    self.restore_cursor();
+                }
+            }
+            2004 => self.modes.bracketed_paste = on,
+            2026 => self.modes.synchronized_output = on,
+            _ => {}
+        }
+    }
+
+    /// DECRQM for a DEC private mode: 1 set, 2 reset, 0 not recognised.
+    fn dec_mode_state(&self, mode: u16) -> u8 {
+        let m = &self.modes;
+        let set = match mode {
+            1 => m.app_cursor_keys,
+            5 => self.reverse_video,
+            6 => self.origin,
+            7 => self.autowrap,
+            9 => m.mouse_tracking == MouseTracking::X10,
+            25 => m.cursor_visible,
+            47 | 1047 | 1049 => m.alt_screen,
+            1000 => m.mouse_tracking == MouseTracking::Normal,
+            1002 => m.mouse_tracking == MouseTracking::ButtonEvent,
+            1003 => m.mouse_tracking == MouseTracking::AnyEvent,
+            1004 => m.focus_events,
+            1005 => m.mouse_encoding == MouseEncoding::Utf8,
+            1006 => m.mouse_encoding == MouseEncoding::Sgr,
+            1015 => m.mouse_encoding == MouseEncoding::Urxvt,
+            2004 => m.bracketed_paste,
+            2026 => m.synchronized_output,
+            _ => return 0,
+        };
+        if set {
+            1
+        } else {
+            2
+        }
+    }
+
+    fn report_dec_mode(&mut self, mode: u16) {
+        let s = format!("\x1b[?{mode};{}$y", self.dec_mode_state(mode));
+        self.answer(s.as_bytes());
+    }
+
+    fn report_ansi_mode(&mut self, mode: u16) {
+        let state = match mode {
+            4 => 2 - u8::from(self.insert),
+            20 => 2 - u8::from(self.newline),
+            _ => 0,
+        };
+        let s = format!("\x1b[{mode};{state}$y");
+        self.answer(s.as_bytes());
+    }
+
+    /// SGR, in both the `;` and the `:` forms of extended colours.
+    fn sgr(&mut self, p: &Params) {
+        if p.is_empty() {
+            self.pen = Pen::default();
+            return;
+        }
+        let mut groups = p.groups();
+        while let Some(g) = groups.next() {
+            let pen = &mut self.pen;
+            match g[0] {
+                0 => *pen = Pen::default(),
+                1 => pen.set(cell::BOLD, true),
+                2 => pen.set(cell::DIM, true),
+                3 => pen.set(cell::ITALIC, true),
+                4 => pen.set_underline(if g.len() > 1 { g[1].min(5) as u8 } else { 1 }),
+                5 | 6 => pen.set(cell::BLINK, true),
+                7 => pen.set(cell::INVERSE, true),
+                8 => pen.set(cell::HIDDEN, true),
+                9 => pen.set(cell::STRIKE, true),
+                21 => pen.set_underline(2),
+                22 => {
+                    pen.set(cell::BOLD, false);
+                    pen.set(cell::DIM, false);
+                }
+                23 => pen.set(cell::ITALIC, false),
+                24 => pen.set_underline(0),
+                25 => pen.set(cell::BLINK, false),
+                27 => pen.set(cell::INVERSE, false),
+                28 => pen.set(cell::HIDDEN, false),
+                29 => pen.set(cell::STRIKE, false),
+                c @ 30..=37 => pen.fg = pack_color(Color::Indexed((c - 30) as u8)),
+                39 => pen.fg = 0,
+                c @ 40..=47 => pen.bg = pack_color(Color::Indexed((c - 40) as u8)),
+                49 => pen.bg = 0,
+                c @ 90..=97 => pen.fg = pack_color(Color::Indexed((c - 90 + 8) as u8)),
+                c @ 100..=107 => pen.bg = pack_color(Color::Indexed((c - 100 + 8) as u8)),
+                c @ (38 | 48 | 58) => {
+                    let color = if g.len() > 1 {
+                        colon_color(g)
+                    } else {
+                        semicolon_color(&mut groups)
+                    };
+                    if let Some(color) = color {
+                        match c {
+                            38 => pen.fg = pack_color(color),
+                            48 => pen.bg = pack_color(color),
+                            _ => {} // underline colour: parsed, not kept
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// `38:5:n`, `38:2:r:g:b` or `38:2:colourspace:r:g:b`.
+fn colon_color(g: &[u16]) -> Option<Color> {
+    match g.get(1)? {
+        5 => Some(Color::Indexed(*g.get(2)? as u8)),
+        2 => {
+            let rgb = if g.len() >= 6 { &g[3..6] } else { g.get(2..5)? };
+            Some(Color::Rgb(rgb[0] as u8, rgb[1] as u8, rgb[2] as u8))
+        }
+        _ => None,
+    }
+}
+
+/// `38;5;n` or `38;2;r;g;b`: the values are the following groups.
+fn semicolon_color<'a>(groups: &mut impl Iterator<Item = &'a [u16]>) -> Option<Color> {
+    match groups.next()?[0] {
+        5 => Some(Color::Indexed(groups.next()?[0] as u8)),
+        2 => {
+            let r = groups.next()?[0] as u8;
+            let g = groups.next()?[0] as u8;
+            let b = groups.next()?[0] as u8;
+            Some(Color::Rgb(r, g, b))
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,213 @@
+//! [`Screen`]: the emulator's public face. It owns a parser and the terminal
+//! state, feeds one to the other, and answers questions about what a person
+//! would see.
+
+use super::cell::Run;
+use super::parser::Parser;
+use super::render;
+use super::term::Term;
+
+/// Mouse reporting a program asked for (DEC private modes 9, 1000-1003).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MouseTracking {
+    #[default]
+    Off,
+    /// 9: presses only.
+    X10,
+    /// 1000: presses and releases.
+    Normal,
+    /// 1002: also motion while a button is held.
+    ButtonEvent,
+    /// 1003: all motion.
+    AnyEvent,
+}
+
+/// How mouse reports are encoded (DEC private modes 1005, 1006, 1015).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MouseEncoding {
+    #[default]
+    Default,
+    Utf8,
+    Sgr,
+    Urxvt,
+}
+
+/// The modes a front end needs to encode input for the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Modes {
+    /// DECCKM: arrows send `ESC O A` rather than `ESC [ A`.
+    pub app_cursor_keys: bool,
+    /// DECKPAM/DECKPNM.
+    pub app_keypad: bool,
+    /// 2004.
+    pub bracketed_paste: bool,
+    pub mouse_tracking: MouseTracking,
+    pub mouse_encoding: MouseEncoding,
+    /// 1004.
+    pub focus_events: bool,
+    /// 2026 is set: the program is in the middle of a frame.
+    pub synchronized_output: bool,
+    pub cursor_visible: bool,
+    pub alt_screen: bool,
+}
+
+/// Where the cursor is, 0-based, and whether the program shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Cursor {
+    pub row: u16,
+    pub col: u16,
+    pub visible: bool,
+}
+
+/// A terminal screen: feed it what a program writes, read what it shows.
+#[derive(Clone, Debug)]
+pub struct Screen {
+    parser: Parser,
+    term: Term,
+}
+
+impl Screen {
+    /// A blank screen of `cols` x `rows` (each at least 1) keeping at most
+    /// `scrollback_limit` lines of history.
+    pub fn new(cols: u16, rows: u16, scrollback_limit: usize) -> Screen {
+        Screen {
+            parser: Parser::new(),
+            term: Term::new(usize::from(cols), usize::from(rows), scrollback_limit),
+        }
+    }
+
+    /// Process output of the program. Sequences and UTF-8 characters may be
+    /// split across calls anywhere.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        self.parser.advance(&mut self.term, bytes);
+    }
+
+    /// Bytes the terminal answers queries with (cursor position, device
+    /// attributes, ...), to write back to the program. Drains them.
+    pub fn take_answers(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.term.answers)
+    }
+
+    /// Change the size. The primary screen reflows wrapped lines as xterm
+    /// and tmux do; the alternate screen is cut or padded.
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        self.term
+            .resize(usize::from(cols).max(1), usize::from(rows).max(1));
+    }
+
+    pub fn cols(&self) -> u16 {
+        self.term.cols as u16
+    }
+
+    pub fn rows(&self) -> u16 {
+        self.term.rows as u16
+    }
+
+    pub fn cursor(&self) -> Cursor {
+        Cursor {
+            row: self.term.row as u16,
+            col: self.term.col as u16,
+            visible: self.term.modes.cursor_visible,
+        }
+    }
+
+    /// The window title (OSC 0 or 2).
+    pub fn title(&self) -> &str {
+        &self.term.title
+    }
+
+    pub fn is_alt_screen(&self) -> bool {
+        self.term.modes.alt_screen
+    }
+
+    /// Text of visible row `row` (0-based; empty past the bottom): trailing
+    /// blanks trimmed, wide-character spacers skipped, combining marks kept.
+    pub fn row_text(&self, row: usize) -> String {
+        self.term
+            .grid
+            .get(row)
+            .map(|r| r.text())
+            .unwrap_or_default()
+    }
+
+    /// Lines of history above the primary screen.
+    pub fn scrollback_len(&self) -> usize {
+        self.term.scrollback.len()
+    }
+
+    /// Text of history line `i` (0 = oldest; empty past the end).
+    pub fn scrollback_row_text(&self, i: usize) -> String {
+        self.term
+            .scrollback
+            .get(i)
+            .map(|l| l.text())
+            .unwrap_or_default()
+    }
+
+    pub fn modes(&self) -> Modes {
+        self.term.modes
+    }
+
+    /// Whether the parser is inside an escape sequence or a UTF-8 character
+    /// (so the screen may be about to change without more output).
+    pub fn is_mid_sequence(&self) -> bool {
+        self.parser.is_mid_sequence()
+    }
+
+    /// Visible row `row` as runs of one style each.
+    pub fn row_runs(&self, row: usize) -> Vec<Run> {
+        self.term
+            .grid
+            .get(row)
+            .map(render::row_runs)
+            .unwrap_or_default()
+    }
+
+    /// History line `i` as runs of one style each.
+    pub fn scrollback_row_runs(&self, i: usize) -> Vec<Run> {
+        self.term
+            .scrollback
+            .get(i)
+            .map(|l| render::row_runs(&l.to_row()))
+            .unwrap_or_default()
+    }
+
+    /// The visible screen with SGR sequences re-encoded: each row ends with
+    /// a reset, rows are joined by `\n`.
+    pub fn render_ansi(&self) -> String {
+        render::ansi(&self.term.grid)
+    }
+
+    /// The visible screen as text, rows joined by `\n`, trailing blank rows
+    /// kept (so row numbers line up).
+    pub fn text(&self) -> String {
+        let rows: Vec<String> = self.term.grid.iter().map(|r| r.text()).collect();
+        rows.join("\n")
+    }
+
+    /// An estimate of the heap the grid and history hold, in bytes (what the
+    /// memory budget is about; allocator overhead not counted).
+    pub fn heap_bytes(&self) -> usize {
+        let row = |r: &super::grid::Row| {
+            std::mem::size_of_val(r)
+                + r.cells.capacity() * std::mem::size_of::<super::cell::Cell>()
+                + r.marks
+                    .iter()
+                    .map(|(_, m)| m.capacity() + 24)
+                    .sum::<usize>()
+        };
+        let t = &self.term;
+        t.grid.iter().chain(t.other.iter()).map(row).sum::<usize>()
+            + t.scrollback.heap_bytes()
+            + t.tabs.capacity()
+    }
+
+    /// The icon title (OSC 0 or 1).
+    pub fn icon_title(&self) -> &str {
+        &self.term.icon_title
+    }
+}
+
+#[cfg(test)]
+#[path = "screen_tests.rs"]
+mod tests;

@@ -1,0 +1,503 @@
+//! Byte-level tests of the screen, one group per sequence family.
+
+use super::*;
+use crate::vt::{Color, Style};
+
+fn screen(cols: u16, rows: u16, bytes: &[u8]) -> Screen {
+    let mut s = Screen::new(cols, rows, 100);
+    s.feed(bytes);
+    s
+}
+
+fn rows(s: &Screen) -> Vec<String> {
+    (0..s.rows() as usize).map(|r| s.row_text(r)).collect()
+}
+
+fn cur(s: &Screen) -> (u16, u16) {
+    let c = s.cursor();
+    (c.row, c.col)
+}
+
+// ---- printing, C0 ---------------------------------------------------------
+
+#[test]
+fn prints_and_moves_with_c0() {
+    let s = screen(10, 3, b"ab\r\ncd\x08e\tf");
+    assert_eq!(rows(&s), ["ab", "ce      f", ""]);
+    assert_eq!(cur(&s), (1, 9));
+}
+
+#[test]
+fn linefeed_scrolls_into_scrollback() {
+    let s = screen(5, 2, b"1\r\n2\r\n3\r\n4");
+    assert_eq!(rows(&s), ["3", "4"]);
+    assert_eq!(s.scrollback_len(), 2);
+    assert_eq!(s.scrollback_row_text(0), "1");
+    assert_eq!(s.scrollback_row_text(1), "2");
+}
+
+#[test]
+fn scrollback_is_bounded() {
+    let mut s = Screen::new(5, 2, 3);
+    for i in 0..20 {
+        s.feed(format!("{i}\r\n").as_bytes());
+    }
+    assert_eq!(s.scrollback_len(), 3);
+    assert_eq!(s.scrollback_row_text(0), "16");
+}
+
+#[test]
+fn deferred_autowrap() {
+    let mut s = screen(5, 3, b"abcde");
+    assert_eq!(cur(&s), (0, 4));
+    s.feed(b"\r");
+    assert_eq!(cur(&s), (0, 0), "CR cancels the pending wrap");
+    s.feed(b"\x1b[5Gxy");
+    assert_eq!(rows(&s), ["abcdx", "y", ""]);
+    // SGR keeps the pending wrap.
+    let s = screen(5, 3, b"abcde\x1b[1mf");
+    assert_eq!(rows(&s), ["abcde", "f", ""]);
+}
+
+#[test]
+fn autowrap_off_overwrites_the_last_column() {
+    let s = screen(5, 2, b"\x1b[?7labcdefg");
+    assert_eq!(rows(&s), ["abcdg", ""]);
+}
+
+// ---- cursor movement -------------------------------------------------------
+
+#[test]
+fn cursor_movement() {
+    let mut s = screen(10, 10, b"\x1b[5;5H");
+    assert_eq!(cur(&s), (4, 4));
+    s.feed(b"\x1b[2A");
+    assert_eq!(cur(&s), (2, 4));
+    s.feed(b"\x1b[3B");
+    assert_eq!(cur(&s), (5, 4));
+    s.feed(b"\x1b[C");
+    assert_eq!(cur(&s), (5, 5));
+    s.feed(b"\x1b[10D");
+    assert_eq!(cur(&s), (5, 0));
+    s.feed(b"\x1b[2E");
+    assert_eq!(cur(&s), (7, 0));
+    s.feed(b"\x1b[3;4H\x1b[F");
+    assert_eq!(cur(&s), (1, 0));
+    s.feed(b"\x1b[7G");
+    assert_eq!(cur(&s), (1, 6));
+    s.feed(b"\x1b[9d");
+    assert_eq!(cur(&s), (8, 6));
+    s.feed(b"\x1b[2`");
+    assert_eq!(cur(&s), (8, 1));
+    s.feed(b"\x1b[2a\x1b[e");
+    assert_eq!(cur(&s), (9, 3));
+    s.feed(b"\x1b[99;99f");
+    assert_eq!(cur(&s), (9, 9));
+    s.feed(b"\x1b[H");
+    assert_eq!(cur(&s), (0, 0));
+}
+
+// ---- erase -----------------------------------------------------------------
+
+#[test]
+fn erase_in_line_and_display() {
+    let fill = b"aaaaa\r\nbbbbb\r\nccccc";
+    let mut s = screen(5, 3, fill);
+    s.feed(b"\x1b[2;3H\x1b[K");
+    assert_eq!(rows(&s), ["aaaaa", "bb", "ccccc"]);
+    s.feed(b"\x1b[1K");
+    assert_eq!(rows(&s), ["aaaaa", "", "ccccc"]);
+    let mut s = screen(5, 3, fill);
+    s.feed(b"\x1b[2;3H\x1b[J");
+    assert_eq!(rows(&s), ["aaaaa", "bb", ""]);
+    let mut s = screen(5, 3, fill);
+    s.feed(b"\x1b[2;3H\x1b[1J");
+    assert_eq!(rows(&s), ["", "   bb", "ccccc"]);
+    s.feed(b"\x1b[2J");
+    assert_eq!(rows(&s), ["", "", ""]);
+    assert_eq!(cur(&s), (1, 2), "ED does not move the cursor");
+    let mut s = screen(5, 3, fill);
+    s.feed(b"\x1b[2;2H\x1b[2X");
+    assert_eq!(rows(&s), ["aaaaa", "b  bb", "ccccc"]);
+    s.feed(b"\x1b[?2K");
+    assert_eq!(rows(&s), ["aaaaa", "", "ccccc"]);
+}
+
+#[test]
+fn erase_scrollback_with_ed3() {
+    let mut s = screen(5, 2, b"1\r\n2\r\n3\r\n");
+    assert!(s.scrollback_len() > 0);
+    s.feed(b"\x1b[3J");
+    assert_eq!(s.scrollback_len(), 0);
+}
+
+#[test]
+fn erase_uses_background_colour() {
+    let s = screen(4, 1, b"\x1b[44m\x1b[K");
+    let runs = s.row_runs(0);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].style.bg, Color::Indexed(4));
+    assert_eq!(runs[0].text, "    ");
+}
+
+// ---- insert / delete ---------------------------------------------------------
+
+#[test]
+fn insert_and_delete_characters() {
+    let mut s = screen(6, 1, b"abcdef\x1b[1;3H\x1b[2@");
+    assert_eq!(rows(&s), ["ab  cd"]);
+    s.feed(b"\x1b[3P");
+    assert_eq!(rows(&s), ["abd"]);
+    s.feed(b"\x1b[4hXY\x1b[4l");
+    assert_eq!(rows(&s), ["abXYd"]);
+}
+
+#[test]
+fn insert_and_delete_lines() {
+    let mut s = screen(3, 4, b"a\r\nb\r\nc\r\nd\x1b[2;2H\x1b[L");
+    assert_eq!(rows(&s), ["a", "", "b", "c"]);
+    assert_eq!(cur(&s), (1, 0));
+    s.feed(b"\x1b[2M");
+    assert_eq!(rows(&s), ["a", "c", "", ""]);
+    assert_eq!(s.scrollback_len(), 0);
+}
+
+#[test]
+fn repeat_last_character() {
+    let s = screen(10, 1, b"ab\x1b[3b");
+    assert_eq!(rows(&s), ["abbbb"]);
+}
+
+// ---- scrolling ---------------------------------------------------------------
+
+#[test]
+fn scroll_region_and_su_sd() {
+    let mut s = screen(3, 5, b"1\r\n2\r\n3\r\n4\r\n5\x1b[2;4r");
+    assert_eq!(cur(&s), (0, 0), "DECSTBM homes the cursor");
+    s.feed(b"\x1b[4;1H\n");
+    assert_eq!(rows(&s), ["1", "3", "4", "", "5"]);
+    s.feed(b"\x1b[T");
+    assert_eq!(rows(&s), ["1", "", "3", "4", "5"]);
+    s.feed(b"\x1b[2S");
+    assert_eq!(rows(&s), ["1", "4", "", "", "5"]);
+    assert_eq!(s.scrollback_len(), 0, "a partial region keeps no history");
+    s.feed(b"\x1b[2;1H\x1bM\x1bM");
+    assert_eq!(rows(&s), ["1", "", "", "4", "5"]);
+}
+
+#[test]
+fn index_and_next_line() {
+    let s = screen(5, 3, b"ab\x1bDc\x1bEd");
+    assert_eq!(rows(&s), ["ab", "  c", "d"]);
+}
+
+#[test]
+fn origin_mode() {
+    let mut s = screen(5, 5, b"\x1b[2;4r\x1b[?6h\x1b[1;1Hx\x1b[9;1Hy");
+    assert_eq!(rows(&s), ["", "x", "", "y", ""]);
+    s.feed(b"\x1b[6n");
+    assert_eq!(s.take_answers(), b"\x1b[3;2R");
+}
+
+// ---- tabs ------------------------------------------------------------------
+
+#[test]
+fn tab_stops() {
+    let mut s = screen(20, 1, b"\x1b[3g\x1b[4G\x1bH\x1b[1G\tx");
+    assert_eq!(rows(&s), ["   x"]);
+    s.feed(b"\x1b[1G\x1b[2I");
+    assert_eq!(cur(&s), (0, 19));
+    s.feed(b"\x1b[Z");
+    assert_eq!(cur(&s), (0, 3));
+    s.feed(b"\x1b[g\x1b[1G\t");
+    assert_eq!(cur(&s), (0, 19));
+    let mut s = screen(20, 1, b"\t\t");
+    assert_eq!(cur(&s), (0, 16));
+    s.feed(b"\x1b[Z");
+    assert_eq!(cur(&s), (0, 8));
+}
+
+#[test]
+fn screen_alignment() {
+    let s = screen(3, 2, b"\x1b#8");
+    assert_eq!(rows(&s), ["EEE", "EEE"]);
+}
+
+// ---- SGR ---------------------------------------------------------------------
+
+#[test]
+fn sgr_attributes_and_colours() {
+    let s = screen(
+        20,
+        1,
+        b"\x1b[1;3;4;31;42ma\x1b[0;38;5;200;48;2;1;2;3mb\x1b[38:2::9:8:7;4:3mc\x1b[94;105;9;7md",
+    );
+    let r = s.row_runs(0);
+    assert_eq!(r.len(), 4);
+    assert_eq!(
+        r[0].style,
+        Style {
+            fg: Color::Indexed(1),
+            bg: Color::Indexed(2),
+            bold: true,
+            italic: true,
+            underline: 1,
+            ..Style::default()
+        }
+    );
+    assert_eq!(r[1].style.fg, Color::Indexed(200));
+    assert_eq!(r[1].style.bg, Color::Rgb(1, 2, 3));
+    assert_eq!(r[2].style.fg, Color::Rgb(9, 8, 7));
+    assert_eq!(r[2].style.underline, 3);
+    assert_eq!(r[3].style.fg, Color::Indexed(12));
+    assert_eq!(r[3].style.bg, Color::Indexed(13));
+    assert!(r[3].style.strike && r[3].style.inverse);
+}
+
+#[test]
+fn sgr_resets() {
+    let s = screen(
+        20,
+        1,
+        b"\x1b[1;2;3;4;5;7;8;9;31;41m\x1b[22;23;24;25;27;28;29;39;49mx\x1b[1m\x1b[my",
+    );
+    for run in s.row_runs(0) {
+        assert_eq!(run.style, Style::default());
+    }
+}
+
+#[test]
+fn render_ansi_reencodes() {
+    let s = screen(10, 2, b"\x1b[1;31mred\x1b[0m plain\r\n\x1b[38;2;1;2;3mx");
+    assert_eq!(
+        s.render_ansi(),
+        "\x1b[0;1;31mred\x1b[0m plain\n\x1b[0;38;2;1;2;3mx\x1b[0m"
+    );
+}
+
+// ---- modes -------------------------------------------------------------------
+
+#[test]
+fn dec_private_modes_are_tracked() {
+    let mut s = screen(
+        10,
+        3,
+        b"\x1b[?1h\x1b=\x1b[?2004h\x1b[?1002h\x1b[?1006h\x1b[?1004h\x1b[?2026h\x1b[?25l",
+    );
+    let m = s.modes();
+    assert!(m.app_cursor_keys && m.app_keypad && m.bracketed_paste && m.focus_events);
+    assert!(m.synchronized_output && !m.cursor_visible && !s.cursor().visible);
+    assert_eq!(m.mouse_tracking, MouseTracking::ButtonEvent);
+    assert_eq!(m.mouse_encoding, MouseEncoding::Sgr);
+    s.feed(b"\x1b[?1l\x1b>\x1b[?2004l\x1b[?1002l\x1b[?1006l\x1b[?1004l\x1b[?2026l\x1b[?25h");
+    assert_eq!(
+        s.modes(),
+        Modes {
+            cursor_visible: true,
+            ..Modes::default()
+        }
+    );
+    s.feed(b"\x1b[?9h");
+    assert_eq!(s.modes().mouse_tracking, MouseTracking::X10);
+    s.feed(b"\x1b[?1000;1015h");
+    assert_eq!(s.modes().mouse_tracking, MouseTracking::Normal);
+    assert_eq!(s.modes().mouse_encoding, MouseEncoding::Urxvt);
+    s.feed(b"\x1b[?1003;1005h");
+    assert_eq!(s.modes().mouse_tracking, MouseTracking::AnyEvent);
+    assert_eq!(s.modes().mouse_encoding, MouseEncoding::Utf8);
+}
+
+#[test]
+fn alternate_screen_1049() {
+    let mut s = screen(10, 3, b"prompt$ \x1b[?1049h");
+    assert!(s.is_alt_screen() && s.modes().alt_screen);
+    assert_eq!(rows(&s), ["", "", ""]);
+    s.feed(b"\x1b[2;2Hvim");
+    s.feed(b"\x1b[?1049l");
+    assert!(!s.is_alt_screen());
+    assert_eq!(rows(&s), ["prompt$", "", ""]);
+    assert_eq!(cur(&s), (0, 8), "1049 restores the cursor");
+}
+
+#[test]
+fn alternate_screen_47_and_1047() {
+    let mut s = screen(10, 2, b"main\x1b[?47halt");
+    assert_eq!(rows(&s), ["    alt", ""]);
+    s.feed(b"\x1b[?47l");
+    assert_eq!(rows(&s), ["main", ""]);
+    s.feed(b"\x1b[?47h");
+    assert_eq!(rows(&s), ["    alt", ""], "47 does not clear");
+    s.feed(b"\x1b[?47l\x1b[?1047hx\x1b[?1047l\x1b[?47h");
+    assert_eq!(rows(&s), ["", ""], "leaving 1047 clears it");
+}
+
+#[test]
+fn alt_screen_does_not_feed_scrollback() {
+    let s = screen(5, 2, b"\x1b[?1049h1\r\n2\r\n3\r\n4");
+    assert_eq!(s.scrollback_len(), 0);
+}
+
+#[test]
+fn save_and_restore_cursor_with_attributes_and_charset() {
+    let s = screen(
+        10,
+        2,
+        b"\x1b[2;3H\x1b[1m\x1b(0\x1b7\x1b[H\x1b[0m\x1b(Bq\x1b8q",
+    );
+    assert_eq!(rows(&s), ["q", "  ─"]);
+    assert!(s.row_runs(1)[1].style.bold);
+}
+
+#[test]
+fn dec_special_graphics_with_shift_out() {
+    let s = screen(10, 1, b"\x1b)0a\x0elqk\x0fq");
+    assert_eq!(rows(&s), ["a┌─┐q"]);
+}
+
+#[test]
+fn soft_and_full_reset() {
+    let mut s = screen(10, 2, b"x\x1b[?25l\x1b[4h\x1b[1m\x1b[!p");
+    assert!(s.cursor().visible);
+    s.feed(b"y");
+    assert_eq!(s.row_runs(0)[0].style, Style::default());
+    assert_eq!(rows(&s), ["xy", ""]);
+    s.feed(b"\x1b]2;t\x07\x1b[?1hzz\x1bc");
+    assert_eq!(rows(&s), ["", ""]);
+    assert_eq!(cur(&s), (0, 0));
+    assert!(!s.modes().app_cursor_keys);
+}
+
+// ---- OSC ---------------------------------------------------------------------
+
+#[test]
+fn titles() {
+    let mut s = screen(10, 1, b"\x1b]0;both\x07");
+    assert_eq!(s.title(), "both");
+    assert_eq!(s.icon_title(), "both");
+    s.feed(b"\x1b]2;win;dow\x1b\\\x1b]1;icon\x07");
+    assert_eq!(s.title(), "win;dow");
+    assert_eq!(s.icon_title(), "icon");
+    s.feed(b"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\");
+    assert_eq!(s.row_text(0), "link");
+}
+
+// ---- answers -------------------------------------------------------------------
+
+#[test]
+fn answers() {
+    let mut s = screen(10, 5, b"\x1b[3;4H\x1b[6n\x1b[5n\x1b[?6n");
+    assert_eq!(s.take_answers(), b"\x1b[3;4R\x1b[0n\x1b[?3;4;1R");
+    assert!(s.take_answers().is_empty());
+    s.feed(b"\x1b[c\x1b[>c\x1b[>0q");
+    let a = String::from_utf8(s.take_answers()).unwrap_or_default();
+    assert!(
+        a.starts_with("\x1b[?62;22c\x1b[>1;10;0c\x1bP>|ptybroker("),
+        "{a:?}"
+    );
+    s.feed(b"\x1b]11;?\x07\x1b]10;?\x1b\\");
+    assert_eq!(
+        s.take_answers(),
+        b"\x1b]11;rgb:0000/0000/0000\x07\x1b]10;rgb:e5e5/e5e5/e5e5\x1b\\"
+    );
+    s.feed(b"\x1b[?2004h\x1b[?2004$p\x1b[?1$p\x1b[?31337$p\x1b[4$p");
+    assert_eq!(
+        s.take_answers(),
+        b"\x1b[?2004;1$y\x1b[?1;2$y\x1b[?31337;0$y\x1b[4;2$y"
+    );
+    s.feed(b"\x1b[18t\x1b]4;1;?\x07");
+    assert_eq!(
+        s.take_answers(),
+        b"\x1b[8;5;10t\x1b]4;1;rgb:cdcd/0000/0000\x07"
+    );
+}
+
+#[test]
+fn unsupported_queries_are_not_answered() {
+    let mut s = screen(
+        10,
+        5,
+        b"\x1b[?u\x1b[=c\x1bP+q544e\x1b\\\x1b[14t\x1b]52;c;?\x07",
+    );
+    assert!(s.take_answers().is_empty());
+}
+
+// ---- unicode -------------------------------------------------------------------
+
+#[test]
+fn wide_characters() {
+    let s = screen(6, 2, "中文ab".as_bytes());
+    assert_eq!(rows(&s), ["中文ab", ""]);
+    assert_eq!(cur(&s), (0, 5));
+    // A wide character never straddles the margin.
+    let s = screen(5, 2, "abcd中".as_bytes());
+    assert_eq!(rows(&s), ["abcd", "中"]);
+    assert_eq!(cur(&s), (1, 2));
+}
+
+#[test]
+fn overwriting_half_a_wide_character_blanks_the_other() {
+    let s = screen(6, 1, "中文\x1b[1;2Hx".as_bytes());
+    assert_eq!(rows(&s), [" x文"]);
+    let s = screen(6, 1, "中文\x1b[1;3Hx".as_bytes());
+    assert_eq!(rows(&s), ["中x"]);
+    let s = screen(6, 1, "中文\x1b[1;2H\x1b[K".as_bytes());
+    assert_eq!(rows(&s), [""]);
+}
+
+#[test]
+fn combining_marks_join_the_previous_cell() {
+    let s = screen(6, 1, "e\u{301}x".as_bytes());
+    assert_eq!(s.row_text(0), "e\u{301}x");
+    assert_eq!(cur(&s), (0, 2));
+    let s = screen(6, 1, "中\u{302}".as_bytes());
+    assert_eq!(s.row_text(0), "中\u{302}");
+    let s = screen(6, 1, "❤\u{fe0f}".as_bytes());
+    assert_eq!(s.row_text(0), "❤\u{fe0f}");
+}
+
+#[test]
+fn emoji_are_wide() {
+    let s = screen(6, 1, "😀x".as_bytes());
+    assert_eq!(cur(&s), (0, 3));
+    assert_eq!(s.row_text(0), "😀x");
+}
+
+#[test]
+fn invalid_utf8_shows_replacement() {
+    let s = screen(6, 1, b"a\xffb\xc3");
+    assert_eq!(s.row_text(0), "a\u{fffd}b");
+    assert!(s.is_mid_sequence());
+}
+
+// ---- split feeds -------------------------------------------------------------
+
+#[test]
+fn feeds_split_anywhere() {
+    let input = "x\x1b[1;31mé中\x1b]0;title\x07😀\x1b[?1049h\x1b[2;3Hz\x1b[6n".as_bytes();
+    let whole = screen(10, 3, input);
+    for cut in 0..input.len() {
+        let mut s = Screen::new(10, 3, 100);
+        s.feed(&input[..cut]);
+        s.feed(&input[cut..]);
+        assert_eq!(rows(&s), rows(&whole), "cut at {cut}");
+        assert_eq!(s.title(), "title");
+        assert_eq!(s.render_ansi(), whole.render_ansi());
+    }
+}
+
+// ---- memory --------------------------------------------------------------------
+
+#[test]
+fn full_scrollback_of_80_column_text_fits_the_budget() {
+    let mut s = Screen::new(80, 24, 10_000);
+    let line: String = (0..80).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    for i in 0..10_100 {
+        let colour = if i % 3 == 0 { "\x1b[32m" } else { "" };
+        s.feed(format!("{colour}{line}\x1b[0m\r\n").as_bytes());
+    }
+    assert_eq!(s.scrollback_len(), 10_000);
+    let bytes = s.heap_bytes();
+    // Allocator overhead is about 16 bytes per allocation, two per line.
+    let with_overhead = bytes + 10_000 * 2 * 16;
+    assert!(with_overhead < 4 << 20, "{with_overhead} bytes");
+}

@@ -1,0 +1,855 @@
+//! The terminal state the parser drives: grid, cursor, margins, modes,
+//! and the primitive operations (print, scroll, erase, insert, delete) that
+//! escape sequences are made of. CSI decoding lives in `csi.rs`; the
+//! `Perform` glue for C0, ESC and OSC at the bottom of this file.
+
+use super::cell::{char_width, Cell, Pen, SPACER, WIDE};
+use super::charset::Charset;
+use super::grid::{Line, Row, Scrollback};
+use super::parser::{Params, Perform};
+use super::screen::Modes;
+
+/// Most bytes of answers kept for a caller that never takes them.
+const MAX_ANSWERS: usize = 64 * 1024;
+/// Longest title kept, in bytes.
+const MAX_TITLE: usize = 1024;
+
+/// What DECSC saves and DECRC restores.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SavedCursor {
+    pub row: usize,
+    pub col: usize,
+    pub pending_wrap: bool,
+    pub pen: Pen,
+    pub origin: bool,
+    pub charsets: [Charset; 4],
+    pub gl: usize,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Term {
+    pub cols: usize,
+    pub rows: usize,
+    /// The active screen's rows (the alternate screen's while it is shown).
+    pub grid: Vec<Row>,
+    /// The inactive screen's rows.
+    pub other: Vec<Row>,
+    pub scrollback: Scrollback,
+    pub row: usize,
+    pub col: usize,
+    /// The cursor is past the last column: the next printable character
+    /// wraps first (xterm's deferred autowrap).
+    pub pending_wrap: bool,
+    pub pen: Pen,
+    pub charsets: [Charset; 4],
+    pub gl: usize,
+    /// Saved cursors of the primary and alternate screens.
+    pub saved: [SavedCursor; 2],
+    /// Scroll region, inclusive.
+    pub top: usize,
+    pub bottom: usize,
+    pub modes: Modes,
+    pub insert: bool,
+    pub autowrap: bool,
+    pub origin: bool,
+    pub newline: bool,
+    pub reverse_video: bool,
+    pub tabs: Vec<bool>,
+    pub title: String,
+    pub icon_title: String,
+    pub answers: Vec<u8>,
+    pub last_char: Option<char>,
+}
+
+fn default_tabs(cols: usize) -> Vec<bool> {
+    (0..cols).map(|c| c % 8 == 0 && c != 0).collect()
+}
+
+impl Term {
+    pub fn new(cols: usize, rows: usize, scrollback: usize) -> Term {
+        let cols = cols.max(1);
+        let rows = rows.max(1);
+        Term {
+            cols,
+            rows,
+            grid: (0..rows).map(|_| Row::new(cols)).collect(),
+            other: (0..rows).map(|_| Row::new(cols)).collect(),
+            scrollback: Scrollback::new(scrollback),
+            row: 0,
+            col: 0,
+            pending_wrap: false,
+            pen: Pen::default(),
+            charsets: [Charset::Ascii; 4],
+            gl: 0,
+            saved: [SavedCursor::default(); 2],
+            top: 0,
+            bottom: rows - 1,
+            modes: Modes {
+                cursor_visible: true,
+                ..Modes::default()
+            },
+            insert: false,
+            autowrap: true,
+            origin: false,
+            newline: false,
+            reverse_video: false,
+            tabs: default_tabs(cols),
+            title: String::new(),
+            icon_title: String::new(),
+            answers: Vec::new(),
+            last_char: None,
+        }
+    }
+
+    pub fn answer(&mut self, bytes: &[u8]) {
+        if self.answers.len() + bytes.len() <= MAX_ANSWERS {
+            self.answers.extend_from_slice(bytes);
+        }
+    }
+
+    #[inline]
+    fn blank(&self) -> Cell {
+        Cell::erased(self.pen)
+    }
+
+    // ---- printing -------------------------------------------------------
+
+    /// Wrap to the next line if a character is pending there.
+    #[inline]
+    fn wrap_if_pending(&mut self) {
+        if self.pending_wrap {
+            self.pending_wrap = false;
+            if self.autowrap {
+                self.grid[self.row].wrapped = true;
+                self.linefeed_only();
+                self.col = 0;
+            }
+        }
+    }
+
+    /// Before overwriting `start..end` of `row`, blank the other half of any
+    /// wide character cut by either edge.
+    #[inline]
+    fn split_wide(&mut self, row: usize, start: usize, end: usize) {
+        let cells = &mut self.grid[row].cells;
+        if start < cells.len() && cells[start].is_spacer() && start > 0 {
+            let head = &mut cells[start - 1];
+            *head = Cell::erased(head.pen());
+        }
+        if end > 0 && end <= cells.len() && cells[end - 1].is_wide() && end < cells.len() {
+            let tail = &mut cells[end];
+            *tail = Cell::erased(tail.pen());
+        }
+    }
+
+    pub fn print(&mut self, c: char) {
+        let c = self.charsets[self.gl].map(c);
+        let w = char_width(c);
+        if w == 0 {
+            self.add_combining(c);
+            return;
+        }
+        self.last_char = Some(c);
+        self.wrap_if_pending();
+        if w == 2 && self.col + 1 >= self.cols {
+            if self.cols < 2 {
+                return;
+            }
+            // A wide character never straddles the margin.
+            if self.autowrap {
+                self.grid[self.row].wrapped = true;
+                self.linefeed_only();
+                self.col = 0;
+            } else {
+                self.col = self.cols - 2;
+            }
+        }
+        if self.insert {
+            self.insert_blanks(w);
+        }
+        let (row, col) = (self.row, self.col);
+        self.split_wide(row, col, col + w);
+        let pen = self.pen;
+        let r = &mut self.grid[row];
+        r.clear_marks(col, col + w);
+        let mut cell = Cell::new(c, pen);
+        if w == 2 {
+            cell.flags = WIDE;
+            r.cells[col] = cell;
+            cell.ch = ' ';
+            cell.flags = SPACER;
+            r.cells[col + 1] = cell;
+        } else {
+            r.cells[col] = cell;
+        }
+        self.advance(w);
+    }
+
+    #[inline]
+    fn advance(&mut self, w: usize) {
+        self.col += w;
+        if self.col >= self.cols {
+            self.col = self.cols - 1;
+            self.pending_wrap = self.autowrap;
+        }
+    }
+
+    /// Printable ASCII with no charset mapping and no insert mode: copy
+    /// whole spans of cells at a time.
+    pub fn print_ascii(&mut self, mut s: &[u8]) {
+        if self.insert || !self.autowrap || self.charsets[self.gl] != Charset::Ascii {
+            for &b in s {
+                self.print(char::from(b));
+            }
+            return;
+        }
+        let Some(&last) = s.last() else { return };
+        self.last_char = Some(char::from(last));
+        let pen = self.pen;
+        while !s.is_empty() {
+            self.wrap_if_pending();
+            let (row, col) = (self.row, self.col);
+            let n = s.len().min(self.cols - col);
+            let (chunk, rest) = s.split_at(n);
+            self.split_wide(row, col, col + n);
+            self.write_ascii(row, col, chunk, pen);
+            self.advance(n);
+            s = rest;
+        }
+    }
+
+    #[inline]
+    fn write_ascii(&mut self, row: usize, col: usize, bytes: &[u8], pen: Pen) {
+        let r = &mut self.grid[row];
+        r.clear_marks(col, col + bytes.len());
+        let base = Cell::new(' ', pen);
+        for (dst, &b) in r.cells[col..col + bytes.len()].iter_mut().zip(bytes) {
+            *dst = Cell {
+                ch: char::from(b),
+                ..base
+            };
+        }
+    }
+
+    fn add_combining(&mut self, c: char) {
+        let mut col = if self.pending_wrap {
+            self.col
+        } else if self.col > 0 {
+            self.col - 1
+        } else {
+            return;
+        };
+        let r = &mut self.grid[self.row];
+        if r.cells[col].is_spacer() && col > 0 {
+            col -= 1;
+        }
+        r.add_mark(col, c);
+    }
+
+    /// REP: repeat the last printed character.
+    pub fn repeat(&mut self, n: usize) {
+        if let Some(c) = self.last_char {
+            let n = n.min(self.cols * self.rows);
+            for _ in 0..n {
+                self.print(c);
+            }
+        }
+    }
+
+    // ---- line feeds and scrolling ---------------------------------------
+
+    /// Move down a line, scrolling at the bottom margin; the column stays.
+    fn linefeed_only(&mut self) {
+        if self.row == self.bottom {
+            self.scroll_up(1);
+        } else if self.row + 1 < self.rows {
+            self.row += 1;
+        }
+    }
+
+    /// LF, VT, FF and IND.
+    pub fn linefeed(&mut self) {
+        self.pending_wrap = false;
+        self.linefeed_only();
+        if self.newline {
+            self.col = 0;
+        }
+    }
+
+    /// RI: up a line, scrolling down at the top margin.
+    pub fn reverse_index(&mut self) {
+        self.pending_wrap = false;
+        if self.row == self.top {
+            self.scroll_down(1);
+        } else if self.row > 0 {
+            self.row -= 1;
+        }
+    }
+
+    /// Scroll the region up `n` lines. Lines leaving the top of the whole
+    /// primary screen go to the scrollback.
+    pub fn scroll_up(&mut self, n: usize) {
+        let (top, bottom) = (self.top, self.bottom);
+        let n = n.min(bottom - top + 1);
+        let history = top == 0 && !self.modes.alt_screen;
+        let fill = self.blank();
+        for _ in 0..n {
+            let mut r = self.grid.remove(top);
+            if history {
+                self.scrollback.push(Line::from_row(&r));
+            }
+            r.reset(self.cols, fill);
+            self.grid.insert(bottom, r);
+        }
+    }
+
+    /// Scroll the region down `n` lines (blank lines appear at the top).
+    pub fn scroll_down(&mut self, n: usize) {
+        let (top, bottom) = (self.top, self.bottom);
+        let n = n.min(bottom - top + 1);
+        let fill = self.blank();
+        for _ in 0..n {
+            let mut r = self.grid.remove(bottom);
+            r.reset(self.cols, fill);
+            self.grid.insert(top, r);
+        }
+    }
+
+    // ---- cursor motion --------------------------------------------------
+
+    pub fn carriage_return(&mut self) {
+        self.pending_wrap = false;
+        self.col = 0;
+    }
+
+    pub fn backspace(&mut self) {
+        self.pending_wrap = false;
+        self.col = self.col.saturating_sub(1);
+    }
+
+    pub fn tab_forward(&mut self, n: usize) {
+        self.pending_wrap = false;
+        for _ in 0..n.min(self.cols) {
+            let next = (self.col + 1..self.cols).find(|&c| self.tabs[c]);
+            self.col = next.unwrap_or(self.cols - 1);
+        }
+    }
+
+    pub fn tab_backward(&mut self, n: usize) {
+        self.pending_wrap = false;
+        for _ in 0..n.min(self.cols) {
+            let prev = (0..self.col).rev().find(|&c| self.tabs[c]);
+            self.col = prev.unwrap_or(0);
+        }
+    }
+
+    /// Move to an absolute position; `row` is relative to the top margin in
+    /// origin mode.
+    pub fn goto(&mut self, row: usize, col: usize) {
+        self.pending_wrap = false;
+        let (min, max) = if self.origin {
+            (self.top, self.bottom)
+        } else {
+            (0, self.rows - 1)
+        };
+        self.row = (min + row).min(max);
+        self.col = col.min(self.cols - 1);
+    }
+
+    pub fn goto_row(&mut self, row: usize) {
+        let col = self.col;
+        self.goto(row, col);
+    }
+
+    pub fn goto_col(&mut self, col: usize) {
+        self.pending_wrap = false;
+        self.col = col.min(self.cols - 1);
+    }
+
+    /// Cursor row as origin mode reports it.
+    pub fn report_row(&self) -> usize {
+        if self.origin {
+            self.row.saturating_sub(self.top)
+        } else {
+            self.row
+        }
+    }
+
+    /// CUU: up, stopping at the top margin when starting inside the region.
+    pub fn move_up(&mut self, n: usize) {
+        self.pending_wrap = false;
+        let limit = if self.row >= self.top { self.top } else { 0 };
+        self.row = self.row.saturating_sub(n).max(limit);
+    }
+
+    /// CUD: down, stopping at the bottom margin when starting inside it.
+    pub fn move_down(&mut self, n: usize) {
+        self.pending_wrap = false;
+        let limit = if self.row <= self.bottom {
+            self.bottom
+        } else {
+            self.rows - 1
+        };
+        self.row = self.row.saturating_add(n).min(limit);
+    }
+
+    pub fn move_right(&mut self, n: usize) {
+        self.pending_wrap = false;
+        self.col = self.col.saturating_add(n).min(self.cols - 1);
+    }
+
+    pub fn move_left(&mut self, n: usize) {
+        self.pending_wrap = false;
+        self.col = self.col.saturating_sub(n);
+    }
+
+    pub fn set_scroll_region(&mut self, top: usize, bottom: usize) {
+        let bottom = if bottom == 0 {
+            self.rows - 1
+        } else {
+            (bottom - 1).min(self.rows - 1)
+        };
+        let top = top.saturating_sub(1);
+        if top < bottom {
+            self.top = top;
+            self.bottom = bottom;
+            self.goto(0, 0);
+        }
+    }
+
+    // ---- erasing and editing --------------------------------------------
+
+    fn erase_cells(&mut self, row: usize, start: usize, end: usize) {
+        let end = end.min(self.cols);
+        if start >= end {
+            return;
+        }
+        self.split_wide(row, start, end);
+        let fill = self.blank();
+        let r = &mut self.grid[row];
+        r.cells[start..end].fill(fill);
+        r.clear_marks(start, end);
+    }
+
+    fn erase_row(&mut self, row: usize) {
+        let fill = self.blank();
+        let cols = self.cols;
+        self.grid[row].reset(cols, fill);
+    }
+
+    /// EL.
+    pub fn erase_in_line(&mut self, mode: u16) {
+        self.pending_wrap = false;
+        let (row, col) = (self.row, self.col);
+        match mode {
+            0 => {
+                self.erase_cells(row, col, self.cols);
+                self.grid[row].wrapped = false;
+            }
+            1 => self.erase_cells(row, 0, col + 1),
+            2 => self.erase_row(row),
+            _ => {}
+        }
+    }
+
+    /// ED.
+    pub fn erase_in_display(&mut self, mode: u16) {
+        match mode {
+            0 => {
+                self.erase_in_line(0);
+                for r in self.row + 1..self.rows {
+                    self.erase_row(r);
+                }
+            }
+            1 => {
+                self.erase_in_line(1);
+                for r in 0..self.row {
+                    self.erase_row(r);
+                }
+            }
+            2 => {
+                self.pending_wrap = false;
+                for r in 0..self.rows {
+                    self.erase_row(r);
+                }
+            }
+            3 => self.scrollback.clear(),
+            _ => {}
+        }
+    }
+
+    /// ECH: blank `n` cells from the cursor without moving it.
+    pub fn erase_chars(&mut self, n: usize) {
+        self.pending_wrap = false;
+        let (row, col) = (self.row, self.col);
+        self.erase_cells(row, col, col.saturating_add(n));
+    }
+
+    /// Shift the cursor's row right by `n` cells from the cursor (ICH, and
+    /// printing in insert mode).
+    fn insert_blanks(&mut self, n: usize) {
+        let (row, col, cols) = (self.row, self.col, self.cols);
+        let n = n.min(cols - col);
+        self.split_wide(row, col, col);
+        let fill = self.blank();
+        let r = &mut self.grid[row];
+        r.cells[col..].rotate_right(n);
+        r.cells[col..col + n].fill(fill);
+        r.shift_marks(col, n as isize, cols);
+        if let Some(last) = r.cells.last_mut() {
+            if last.is_wide() {
+                *last = Cell::erased(last.pen());
+            }
+        }
+    }
+
+    pub fn insert_chars(&mut self, n: usize) {
+        self.pending_wrap = false;
+        self.insert_blanks(n);
+    }
+
+    /// DCH.
+    pub fn delete_chars(&mut self, n: usize) {
+        self.pending_wrap = false;
+        let (row, col, cols) = (self.row, self.col, self.cols);
+        let n = n.min(cols - col);
+        self.split_wide(row, col, col + n);
+        let fill = self.blank();
+        let r = &mut self.grid[row];
+        r.clear_marks(col, col + n);
+        r.cells[col..].rotate_left(n);
+        r.cells[cols - n..].fill(fill);
+        r.shift_marks(col + n, -(n as isize), cols);
+        if r.cells[col].is_spacer() {
+            r.cells[col] = Cell::erased(r.cells[col].pen());
+        }
+    }
+
+    /// IL: insert blank lines at the cursor, inside the scroll region.
+    pub fn insert_lines(&mut self, n: usize) {
+        self.pending_wrap = false;
+        if self.row < self.top || self.row > self.bottom {
+            return;
+        }
+        let saved_top = self.top;
+        self.top = self.row;
+        self.scroll_down(n);
+        self.top = saved_top;
+        self.col = 0;
+    }
+
+    /// DL: delete lines at the cursor, inside the scroll region.
+    pub fn delete_lines(&mut self, n: usize) {
+        self.pending_wrap = false;
+        if self.row < self.top || self.row > self.bottom {
+            return;
+        }
+        let saved_top = self.top;
+        self.top = self.row;
+        // Deleted lines never go to the scrollback: pretend alt for that.
+        let alt = self.modes.alt_screen;
+        self.modes.alt_screen = true;
+        self.scroll_up(n);
+        self.modes.alt_screen = alt;
+        self.top = saved_top;
+        self.col = 0;
+    }
+
+    /// DECALN: fill the screen with `E`, reset margins, home the cursor.
+    pub fn screen_alignment(&mut self) {
+        self.top = 0;
+        self.bottom = self.rows - 1;
+        for r in &mut self.grid {
+            r.reset(self.cols, Cell::new('E', Pen::default()));
+        }
+        self.goto(0, 0);
+    }
+
+    // ---- saved cursor, alternate screen, resets -------------------------
+
+    pub fn save_cursor(&mut self) {
+        let slot = usize::from(self.modes.alt_screen);
+        self.saved[slot] = SavedCursor {
+            row: self.row,
+            col: self.col,
+            pending_wrap: self.pending_wrap,
+            pen: self.pen,
+            origin: self.origin,
+            charsets: self.charsets,
+            gl: self.gl,
+        };
+    }
+
+    pub fn restore_cursor(&mut self) {
+        let s = self.saved[usize::from(self.modes.alt_screen)];
+        self.origin = s.origin;
+        self.row = s.row.min(self.rows - 1);
+        self.col = s.col.min(self.cols - 1);
+        self.pending_wrap = s.pending_wrap && self.autowrap;
+        self.pen = s.pen;
+        self.charsets = s.charsets;
+        self.gl = s.gl;
+    }
+
+    /// Switch between the primary and alternate screens. Entering clears the
+    /// alternate screen when `clear` is set (1047, 1049); leaving 1047
+    /// clears it before switching back.
+    pub fn set_alt_screen(&mut self, on: bool, clear: bool) {
+        if on == self.modes.alt_screen {
+            return;
+        }
+        if !on && clear {
+            self.clear_grid();
+        }
+        std::mem::swap(&mut self.grid, &mut self.other);
+        self.modes.alt_screen = on;
+        if on && clear {
+            self.clear_grid();
+        }
+        self.pending_wrap = false;
+    }
+
+    fn clear_grid(&mut self) {
+        let fill = self.blank();
+        for r in &mut self.grid {
+            r.reset(self.cols, fill);
+        }
+    }
+
+    /// DECSTR: modes and pen back to defaults, screen contents kept.
+    pub fn soft_reset(&mut self) {
+        self.modes.cursor_visible = true;
+        self.modes.app_cursor_keys = false;
+        self.modes.app_keypad = false;
+        self.insert = false;
+        self.origin = false;
+        self.autowrap = true;
+        self.top = 0;
+        self.bottom = self.rows - 1;
+        self.pen = Pen::default();
+        self.charsets = [Charset::Ascii; 4];
+        self.gl = 0;
+        self.saved = [SavedCursor::default(); 2];
+        self.pending_wrap = false;
+    }
+
+    /// RIS: everything but the scrollback and title back to power-on.
+    pub fn full_reset(&mut self) {
+        let fresh = Term::new(self.cols, self.rows, 0);
+        let scrollback = std::mem::replace(&mut self.scrollback, Scrollback::new(0));
+        let answers = std::mem::take(&mut self.answers);
+        let title = std::mem::take(&mut self.title);
+        let icon = std::mem::take(&mut self.icon_title);
+        *self = fresh;
+        self.scrollback = scrollback;
+        self.answers = answers;
+        self.title = title;
+        self.icon_title = icon;
+    }
+
+    // ---- OSC --------------------------------------------------------------
+
+    fn set_title(&mut self, which: u8, raw: &[u8]) {
+        let mut t: String = String::from_utf8_lossy(raw)
+            .chars()
+            .filter(|c| !c.is_control())
+            .collect();
+        if t.len() > MAX_TITLE {
+            let mut end = MAX_TITLE;
+            while !t.is_char_boundary(end) {
+                end -= 1;
+            }
+            t.truncate(end);
+        }
+        if which != 2 {
+            self.icon_title = t.clone();
+        }
+        if which != 1 {
+            self.title = t;
+        }
+    }
+
+    /// OSC 10/11/12 (and following fields): `?` asks for a colour.
+    fn color_query(&mut self, first: u16, fields: &[&[u8]], bell: bool) {
+        let term: &[u8] = if bell { b"\x07" } else { b"\x1b\\" };
+        for (i, f) in fields.iter().enumerate() {
+            let code = first + i as u16;
+            if *f != b"?" || code > 12 {
+                continue;
+            }
+            let (r, g, b) = match code {
+                11 => (0, 0, 0),
+                _ => (0xe5, 0xe5, 0xe5),
+            };
+            let s = format!("\x1b]{code};{}", rgb_spec(r, g, b));
+            self.answer(s.as_bytes());
+            self.answer(term);
+        }
+    }
+
+    fn palette_query(&mut self, fields: &[&[u8]], bell: bool) {
+        let term: &[u8] = if bell { b"\x07" } else { b"\x1b\\" };
+        for pair in fields.chunks(2) {
+            if let [idx, b"?"] = pair {
+                let Some(n) = parse_num(idx).filter(|&n| n < 256) else {
+                    continue;
+                };
+                let (r, g, b) = palette(n as u8);
+                let s = format!("\x1b]4;{n};{}", rgb_spec(r, g, b));
+                self.answer(s.as_bytes());
+                self.answer(term);
+            }
+        }
+    }
+}
+
+fn parse_num(s: &[u8]) -> Option<u32> {
+    if s.is_empty() || s.len() > 9 {
+        return None;
+    }
+    s.iter().try_fold(0u32, |acc, &b| {
+        b.is_ascii_digit().then(|| acc * 10 + u32::from(b - b'0'))
+    })
+}
+
+fn rgb_spec(r: u8, g: u8, b: u8) -> String {
+    format!("rgb:{r:02x}{r:02x}/{g:02x}{g:02x}/{b:02x}{b:02x}")
+}
+
+/// xterm's default 256-colour palette.
+pub(crate) fn palette(n: u8) -> (u8, u8, u8) {
+    const BASE: [(u8, u8, u8); 16] = [
+        (0, 0, 0),
+        (205, 0, 0),
+        (0, 205, 0),
+        (205, 205, 0),
+        (0, 0, 238),
+        (205, 0, 205),
+        (0, 205, 205),
+        (229, 229, 229),
+        (127, 127, 127),
+        (255, 0, 0),
+        (0, 255, 0),
+        (255, 255, 0),
+        (92, 92, 255),
+        (255, 0, 255),
+        (0, 255, 255),
+        (255, 255, 255),
+    ];
+    match n {
+        0..=15 => BASE[n as usize],
+        16..=231 => {
+            let i = n - 16;
+            let level = |v: u8| if v == 0 { 0 } else { 55 + v * 40 };
+            (level(i / 36), level((i / 6) % 6), level(i % 6))
+        }
+        _ => {
+            let v = 8 + (n - 232) * 10;
+            (v, v, v)
+        }
+    }
+}
+
+impl Perform for Term {
+    #[inline]
+    fn print(&mut self, c: char) {
+        Term::print(self, c);
+    }
+
+    fn print_str(&mut self, s: &str) {
+        let mut rest = s;
+        while !rest.is_empty() {
+            let bytes = rest.as_bytes();
+            let ascii = bytes.iter().position(|&b| b >= 0x80).unwrap_or(bytes.len());
+            if ascii > 0 {
+                self.print_ascii(&bytes[..ascii]);
+                rest = &rest[ascii..];
+                continue;
+            }
+            let mut chars = rest.char_indices();
+            let mut end = rest.len();
+            for (i, c) in chars.by_ref() {
+                if c.is_ascii() {
+                    end = i;
+                    break;
+                }
+                Term::print(self, c);
+            }
+            rest = &rest[end..];
+        }
+    }
+
+    fn execute(&mut self, byte: u8) {
+        match byte {
+            0x08 => self.backspace(),
+            0x09 => self.tab_forward(1),
+            0x0a..=0x0c => self.linefeed(),
+            0x0d => self.carriage_return(),
+            0x0e => self.gl = 1,
+            0x0f => self.gl = 0,
+            _ => {}
+        }
+    }
+
+    fn csi_dispatch(&mut self, params: &Params, intermediates: &[u8], ignore: bool, action: u8) {
+        if !ignore {
+            self.csi(params, intermediates, action);
+        }
+    }
+
+    fn esc_dispatch(&mut self, intermediates: &[u8], ignore: bool, byte: u8) {
+        if ignore {
+            return;
+        }
+        match (intermediates, byte) {
+            ([], b'D') => self.linefeed_keep_mode(),
+            ([], b'E') => {
+                self.linefeed_keep_mode();
+                self.col = 0;
+            }
+            ([], b'H') => self.tabs[self.col] = true,
+            ([], b'M') => self.reverse_index(),
+            ([], b'7') => self.save_cursor(),
+            ([], b'8') => self.restore_cursor(),
+            ([], b'=') => self.modes.app_keypad = true,
+            ([], b'>') => self.modes.app_keypad = false,
+            ([], b'c') => self.full_reset(),
+            ([], b'n') => self.gl = 2,
+            ([], b'o') => self.gl = 3,
+            ([b'#'], b'8') => self.screen_alignment(),
+            ([i @ (b'(' | b')' | b'*' | b'+')], f) => {
+                if let Some(cs) = Charset::from_final(f) {
+                    self.charsets[usize::from(i - b'(')] = cs;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn osc_dispatch(&mut self, params: &[&[u8]], bell_terminated: bool) {
+        let Some(code) = params.first().and_then(|p| parse_num(p)) else {
+            return;
+        };
+        match code {
+            0..=2 => {
+                // A title may itself contain ';'; rejoin the fields.
+                let rest = params.get(1..).unwrap_or(&[]);
+                let raw = rest.join(&b';');
+                self.set_title(code as u8, &raw);
+            }
+            4 => self.palette_query(params.get(1..).unwrap_or(&[]), bell_terminated),
+            10..=12 => {
+                self.color_query(code as u16, params.get(1..).unwrap_or(&[]), bell_terminated)
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Term {
+    /// IND and NEL move down regardless of LNM.
+    fn linefeed_keep_mode(&mut self) {
+        self.pending_wrap = false;
+        self.linefeed_only();
+    }
+}
