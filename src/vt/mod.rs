@@ -22,3 +22,35 @@
 //! Screen::modes(&self) -> Modes
 //! Screen::is_mid_sequence(&self) -> bool            // inside an escape sequence or UTF-8 char
 //! ```
+
+// TEMPORARY STUB on branch `keys` (drop on merge; the vt branch owns this file):
+// the `Modes` part of the vt contract, copied verbatim so that keys.rs compiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Modes {
+    pub app_cursor_keys: bool,
+    pub app_keypad: bool,
+    pub bracketed_paste: bool,
+    pub mouse_tracking: MouseTracking,
+    pub mouse_encoding: MouseEncoding,
+    pub focus_events: bool,
+    pub synchronized_output: bool,
+    pub cursor_visible: bool,
+    pub alt_screen: bool,
+}
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MouseTracking {
+    #[default]
+    Off,
+    X10,
+    Normal,
+    ButtonEvent,
+    AnyEvent,
+} // 9, 1000, 1002, 1003
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MouseEncoding {
+    #[default]
+    Default,
+    Utf8,
+    Sgr,
+    Urxvt,
+} // 1005, 1006, 1015
