@@ -5,4 +5,5 @@
 //! [`session`] (a program in a PTY with its screen, transcript and waits) and
 //! [`manager`] (the named sessions of one process).
 
+pub mod keys;
 pub mod vt;
