@@ -16,6 +16,7 @@ pub mod pty;
 pub mod rpc;
 pub mod server;
 pub mod session;
+pub mod settle;
 pub mod status;
 pub mod text;
 pub mod transcript;

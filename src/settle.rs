@@ -1,0 +1,99 @@
+//! "Is the program waiting for input?", asked of the kernel instead of a timer.
+//!
+//! [`probe`] looks at the PTY's foreground process group (`tcgetpgrp` on the
+//! master) and at what each thread of each member is blocked in, from
+//! `/proc/PID/task/TID/{stat,syscall,wchan}`. The session combines the answer
+//! with a short quiet debounce to decide that a program has *settled*; this
+//! module only answers for one instant, and never blocks.
+//!
+//! # The rule
+//!
+//! Every live thread of every member falls in one of four classes:
+//!
+//! - **input**: blocked reading the terminal (the fd resolves through
+//!   `/proc/PID/fd` to the session's pts or to `/dev/tty`); in `poll`,
+//!   `ppoll`, `select` or `pselect6` (for the `select`s, only if the terminal
+//!   is below `nfds`); in `epoll_wait`/`epoll_pwait`/`epoll_pwait2` on an epoll
+//!   set that holds the terminal (from `/proc/PID/fdinfo`, nested sets
+//!   followed).
+//! - **parked**: a helper that waits for something the rest of the group
+//!   decides: a lock (`futex`), a signal (`rt_sigtimedwait`, `pause`, ...),
+//!   an epoll set without the terminal, a child that is itself a member
+//!   (`wait4` of `git` while its editor runs), or a pipe whose other end
+//!   another member holds (`yes | less`).
+//! - **busy**: running or in uninterruptible sleep, on a timer (`nanosleep`,
+//!   `clock_nanosleep`), on a child outside the group, reading or writing
+//!   anything else (a pipe from outside, a socket, a file, or writing to the
+//!   terminal: more output is on its way), waiting for a connection.
+//! - **unknown**: stopped, an unclassified system call, or `/proc` refused
+//!   or lost the thread mid-read in a way that matters.
+//!
+//! The group is [`Readiness::Busy`] if any thread is busy; else
+//! [`Readiness::Unknown`] if any is unknown; else [`Readiness::Waiting`] if at
+//! least one thread waits for input; else (everything parked, nothing
+//! listening to the terminal) busy. So node's REPL (main thread in
+//! `epoll_pwait` on the tty, helpers in `futex`) and vim (a signal thread in
+//! `rt_sigtimedwait`) wait, while `python3 -c 'time.sleep(5)'` and a
+//! program reading a FIFO are busy.
+//!
+//! When `/proc/PID/task/TID/syscall` cannot be read (it needs ptrace access,
+//! which Yama's `ptrace_scope=2` denies; or another architecture), the
+//! kernel function in `wchan` decides instead; it cannot tell which fd a
+//! read is on, so a sleep in `n_tty_read`/`wait_woken` counts as input.
+//!
+//! # Known gaps
+//!
+//! `poll`/`ppoll` count as input whatever they poll: the fd set is in the
+//! program's memory. `ssh` and nested terminals wait on the terminal while the
+//! remote side works. Socket pairs inside the group are not matched (their
+//! two ends have different inodes), so a member reading a socket is busy.
+//! Members that were orphaned out of the session leader's process tree are
+//! found only when no member is found in it (then `/proc` is scanned).
+//! Go and similar runtimes sleep in `futex`/`epoll` even on a timer, so a Go
+//! program that waits on a timer while a goroutine reads the terminal waits.
+
+use std::fmt;
+use std::os::fd::BorrowedFd;
+use std::path::Path;
+
+/// What the foreground process group of a PTY is doing right now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Readiness {
+    /// Every member waits for input (or is parked behind one that does).
+    Waiting,
+    /// At least one member is working or waiting on something other than the
+    /// terminal; the string says who and why, for status lines and logs.
+    Busy(String),
+    /// The kernel cannot tell (not Linux, permissions, a race with an
+    /// exiting process); callers fall back to a quiet timer.
+    Unknown(String),
+}
+
+impl fmt::Display for Readiness {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Readiness::Waiting => f.write_str("waiting for input"),
+            Readiness::Busy(why) => write!(f, "busy: {why}"),
+            Readiness::Unknown(why) => write!(f, "unknown: {why}"),
+        }
+    }
+}
+
+/// Whether the foreground process group of the PTY whose master is `master`
+/// and whose slave is at `pts` waits for input. `leader` is the session
+/// leader (the child ptybroker spawned); its process tree is where the
+/// group's members are looked for.
+pub fn probe(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> Readiness {
+    #[cfg(target_os = "linux")]
+    {
+        linux::probe(master, pts, leader)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (master, pts, leader);
+        Readiness::Unknown("only Linux can tell whether a program waits for input".to_string())
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod linux;
