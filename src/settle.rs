@@ -19,12 +19,15 @@
 //! - **parked**: a helper that waits for something the rest of the group
 //!   decides: a lock (`futex`), a signal (`rt_sigtimedwait`, `pause`, ...),
 //!   an epoll set without the terminal, a child that is itself a member
-//!   (`wait4` of `git` while its editor runs), or a pipe whose other end
-//!   another member holds (`yes | less`).
+//!   (`wait4` of `git` while its editor runs), a pipe whose other end
+//!   another member holds (`yes | less`); and any thread but the main one
+//!   blocked reading or writing something other than the terminal (a
+//!   socket, an eventfd, inotify: helpers waiting for events).
 //! - **busy**: running or in uninterruptible sleep, on a timer (`nanosleep`,
-//!   `clock_nanosleep`), on a child outside the group, reading or writing
-//!   anything else (a pipe from outside, a socket, a file, or writing to the
-//!   terminal: more output is on its way), waiting for a connection.
+//!   `clock_nanosleep`, `poll` of no fds), on a child outside the group; the
+//!   main thread reading or writing anything else (a pipe from outside, a
+//!   FIFO, a socket); writing to the terminal (more output is on its way);
+//!   waiting for a connection or to open a FIFO.
 //! - **unknown**: stopped, an unclassified system call, or `/proc` refused
 //!   or lost the thread mid-read in a way that matters.
 //!
@@ -46,7 +49,9 @@
 //! `poll`/`ppoll` count as input whatever they poll: the fd set is in the
 //! program's memory. `ssh` and nested terminals wait on the terminal while the
 //! remote side works. Socket pairs inside the group are not matched (their
-//! two ends have different inodes), so a member reading a socket is busy.
+//! two ends have different inodes), so a main thread reading a socket is
+//! busy even when another member will answer on it; a helper thread reading
+//! a socket while the main thread waits for the terminal counts as waiting.
 //! Members that were orphaned out of the session leader's process tree are
 //! found only when no member is found in it (then `/proc` is scanned).
 //! Go and similar runtimes sleep in `futex`/`epoll` even on a timer, so a Go

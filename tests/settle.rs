@@ -86,30 +86,26 @@ impl Running {
         String::from_utf8_lossy(&self.output.lock().unwrap()).into_owned()
     }
 
-    /// Probes until `want` holds, then checks it keeps holding for 200 ms
-    /// (20 probes); panics with the last answer and the output otherwise.
+    /// Probes every 10 ms until `want` has held for 20 probes in a row
+    /// (200 ms); panics with the last answer and the output after 10 s.
+    /// Programs pass through other states on their way (vim asks the
+    /// terminal questions, which this harness leaves unanswered).
     fn settles_on(&self, what: &str, want: impl Fn(&Readiness) -> bool) -> Readiness {
         let deadline = Instant::now() + Duration::from_secs(10);
-        let mut last = self.probe();
-        while !want(&last) {
+        let mut in_a_row = 0;
+        loop {
+            let last = self.probe();
+            in_a_row = if want(&last) { in_a_row + 1 } else { 0 };
+            if in_a_row == 20 {
+                return last;
+            }
             assert!(
                 Instant::now() < deadline,
-                "never {what}: last {last:?}; output {:?}",
+                "never {what} for 200 ms: last {last:?}; output {:?}",
                 self.output()
             );
             std::thread::sleep(Duration::from_millis(10));
-            last = self.probe();
         }
-        for _ in 0..20 {
-            std::thread::sleep(Duration::from_millis(10));
-            let again = self.probe();
-            assert!(
-                want(&again),
-                "{what} then {again:?}; output {:?}",
-                self.output()
-            );
-        }
-        last
     }
 
     fn waits(&self) {
@@ -267,6 +263,81 @@ fn a_helper_thread_on_a_timer_makes_the_program_busy() {
                   input('> ')";
     let py = Running::start(&["python3", "-c", script]);
     py.busy("thread");
+}
+
+#[test]
+fn a_helper_thread_reading_a_socket_does_not_hide_a_prompt() {
+    let script = "import socket, threading\n\
+                  a, b = socket.socketpair()\n\
+                  threading.Thread(target=lambda: a.recv(1), daemon=True).start()\n\
+                  input('> ')";
+    let py = Running::start(&["python3", "-c", script]);
+    py.waits();
+}
+
+#[test]
+fn poll_of_no_fds_is_a_sleep() {
+    let py = Running::start(&["python3", "-c", "import select; select.poll().poll(30000)"]);
+    py.busy("sleeping in");
+}
+
+#[test]
+fn vim_waits_and_is_busy_while_a_shell_command_runs() {
+    if !have("vim") {
+        eprintln!("vim is not installed; skipped");
+        return;
+    }
+    let vim = Running::start(&["vim", "-u", "NONE", "-i", "NONE", "-N"]);
+    vim.waits();
+    vim.write(b":set number\r");
+    vim.waits();
+    vim.write(b":!sleep 30\r");
+    // vim polls for the child's end (waitpid, then a short sleep), so it is
+    // sometimes running, sometimes sleeping: busy either way.
+    vim.busy("");
+}
+
+#[test]
+fn git_waits_at_add_p_and_while_its_editor_runs() {
+    if !have("git") || !have("vim") {
+        eprintln!("git or vim is not installed; skipped");
+        return;
+    }
+    let dir = temp_dir("git");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.join("f"), "one\n").expect("write");
+    git(&["add", "f"]);
+    git(&["commit", "-qm", "one"]);
+    std::fs::write(dir.join("f"), "one\ntwo\n").expect("write");
+
+    let run = |argv: &[&str]| {
+        let mut opts = vec!["sh", "-c"];
+        let cmd = format!(
+            "cd {:?} && GIT_EDITOR='vim -u NONE -i NONE -N' git -c user.name=t \
+             -c user.email=t@example.com {}; echo done",
+            dir,
+            argv.join(" ")
+        );
+        opts.push(&cmd);
+        Running::start(&opts)
+    };
+    let add = run(&["add", "-p"]);
+    add.waits();
+    assert!(add.output().contains("Stage this hunk"), "{}", add.output());
+    drop(add);
+    let commit = run(&["commit", "-a"]);
+    commit.waits();
+    drop(commit);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

@@ -307,7 +307,7 @@ impl Group<'_> {
         }
         let mut buf = Vec::with_capacity(256);
         let why_not = match read_proc(&format!("/proc/{pid}/task/{tid}/syscall"), &mut buf) {
-            Ok(()) => match self.classify_syscall(pid, &buf, &who) {
+            Ok(()) => match self.classify_syscall(pid, tid == pid, &buf, &who) {
                 Ok(class) => return class,
                 Err(why_not) => why_not,
             },
@@ -323,11 +323,12 @@ impl Group<'_> {
         }
     }
 
-    /// The class from `/proc/.../syscall`, or (for `wchan` to try) why it
-    /// does not tell.
+    /// The class from `/proc/.../syscall` of the main thread or another
+    /// (`main`), or (for `wchan` to try) why it does not tell.
     fn classify_syscall(
         &self,
         pid: i32,
+        main: bool,
         buf: &[u8],
         who: &dyn Fn() -> String,
     ) -> Result<Class, String> {
@@ -341,10 +342,13 @@ impl Group<'_> {
         let Some(nr) = nr.filter(|&nr| nr >= 0) else {
             return Err("is blocked outside a system call".to_string());
         };
-        let arg1 = words
-            .next()
-            .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
-            .unwrap_or(u64::MAX);
+        let mut arg = || {
+            words
+                .next()
+                .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+                .unwrap_or(u64::MAX)
+        };
+        let arg1 = arg();
         let Some((sys, name)) = syscall::kind(nr) else {
             return Err(format!("is in system call {nr}"));
         };
@@ -367,8 +371,17 @@ impl Group<'_> {
                     if reading { "reading" } else { "writing" },
                     String::from_utf8_lossy(&link)
                 );
-                Class::OnFile { link, why }
+                // A helper thread blocked on a socket, an eventfd or inotify
+                // waits for events, as one in futex does; the main thread
+                // blocked there is what the program is doing.
+                if main {
+                    Class::OnFile { link, why }
+                } else {
+                    Class::Parked(why)
+                }
             }
+            // poll(NULL, 0, ms) is a sleep.
+            Sys::Poll if arg() == 0 => Class::Busy(format!("{} is sleeping in {name}", who())),
             Sys::Poll => Class::Input,
             Sys::Select if arg1 > MAX_SELECT_NFDS => Class::Input,
             Sys::Select => {
