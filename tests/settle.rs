@@ -165,6 +165,16 @@ fn bash_running_a_foreground_job_is_busy_until_it_ends() {
 }
 
 #[test]
+fn without_a_leader_the_group_is_found_by_scanning_proc() {
+    let bash = Running::start(&["bash", "--norc", "--noprofile", "-i"]);
+    bash.waits();
+    assert_eq!(
+        probe(bash.pty.master(), bash.pty.pts(), 0),
+        Readiness::Waiting
+    );
+}
+
+#[test]
 fn sleep_is_busy() {
     let sleep = Running::start(&["sleep", "30"]);
     let why = sleep.busy("sleeping in");

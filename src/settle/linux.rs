@@ -641,3 +641,103 @@ mod syscall {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn who() -> String {
+        "pid 1 (t)".to_string()
+    }
+
+    #[test]
+    fn stat_with_a_hostile_command_name() {
+        let line = b"42 (a) b) (c d) S 7 42 7 34816 42 4194560 1 0 0 0 0 0 0 0 20 0 3 0 1 2 3";
+        let stat = parse_stat(line).expect("parses");
+        assert_eq!(stat.comm, "a) b) (c d");
+        assert_eq!(
+            (stat.state, stat.ppid, stat.pgrp, stat.threads),
+            (b'S', 7, 42, 3)
+        );
+        assert!(parse_stat(b"42 (truncated").is_none());
+        assert!(parse_stat(b"").is_none());
+    }
+
+    #[test]
+    fn wchan_names_lose_their_suffix() {
+        let class = |name: &str| classify_wchan(name.as_bytes(), &who);
+        assert!(matches!(
+            class("poll_schedule_timeout.constprop.0"),
+            Ok(Class::Input)
+        ));
+        assert!(matches!(class("wait_woken\n"), Ok(Class::Input)));
+        assert!(matches!(class("do_epoll_wait"), Ok(Class::Input)));
+        assert!(matches!(class("hrtimer_nanosleep"), Ok(Class::Busy(_))));
+        assert!(matches!(class("pipe_read"), Ok(Class::Busy(_))));
+        assert!(matches!(class("futex_do_wait"), Ok(Class::Parked(_))));
+        assert!(matches!(
+            class("do_sigtimedwait.isra.0"),
+            Ok(Class::Parked(_))
+        ));
+        assert!(matches!(class("do_wait"), Ok(Class::WaitsForChild(_))));
+        assert!(matches!(class("0"), Ok(Class::Busy(_))));
+        assert_eq!(
+            class("io_schedule").err().as_deref(),
+            Some("kernel function io_schedule")
+        );
+    }
+
+    /// The fallback reads what the kernel really shows for real sleepers.
+    #[test]
+    fn wchan_of_real_processes() {
+        let mut sleep = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep");
+        let pid = sleep.id();
+        let mut buf = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let class = loop {
+            read_proc(&format!("/proc/{pid}/wchan"), &mut buf).expect("wchan");
+            let class = classify_wchan(&buf, &who);
+            if matches!(&class, Ok(Class::Busy(why)) if why.contains("sleeping"))
+                || std::time::Instant::now() > deadline
+            {
+                break class;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        let _ = sleep.kill();
+        let _ = sleep.wait();
+        assert!(
+            matches!(&class, Ok(Class::Busy(why)) if why.contains("sleeping")),
+            "{:?}",
+            class.as_ref().err()
+        );
+    }
+
+    #[test]
+    fn syscall_table_names() {
+        let name = |nr| syscall::kind(nr).map(|(_, name)| name);
+        #[cfg(target_arch = "x86_64")]
+        {
+            assert_eq!(name(0), Some("read"));
+            assert_eq!(name(270), Some("pselect6"));
+            assert_eq!(name(281), Some("epoll_pwait"));
+            assert_eq!(name(230), Some("clock_nanosleep"));
+            assert_eq!(name(202), Some("futex"));
+            assert_eq!(name(61), Some("wait4"));
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            assert_eq!(name(63), Some("read"));
+            assert_eq!(name(72), Some("pselect6"));
+            assert_eq!(name(22), Some("epoll_pwait"));
+            assert_eq!(name(115), Some("clock_nanosleep"));
+            assert_eq!(name(98), Some("futex"));
+            assert_eq!(name(260), Some("wait4"));
+        }
+        assert_eq!(name(-1), None);
+        assert_eq!(name(100_000), None);
+    }
+}
