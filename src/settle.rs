@@ -8,7 +8,7 @@
 //!
 //! # The rule
 //!
-//! Every live thread of every member falls in one of four classes:
+//! The main thread of every member falls in one of four classes:
 //!
 //! - **input**: blocked reading the terminal (the fd resolves through
 //!   `/proc/PID/fd` to the session's pts or to `/dev/tty`); in `poll`,
@@ -16,28 +16,35 @@
 //!   is below `nfds`); in `epoll_wait`/`epoll_pwait`/`epoll_pwait2` on an epoll
 //!   set that holds the terminal (from `/proc/PID/fdinfo`, nested sets
 //!   followed).
-//! - **parked**: a helper that waits for something the rest of the group
-//!   decides: a lock (`futex`), a signal (`rt_sigtimedwait`, `pause`, ...),
-//!   an epoll set without the terminal, a child that is itself a member
+//! - **parked**: waiting for something the rest of the group decides: a
+//!   lock (`futex`), a signal (`rt_sigtimedwait`, `pause`, ...), an epoll or
+//!   select set without the terminal, a child that is itself a member
 //!   (`wait4` of `git` while its editor runs), a pipe whose other end
-//!   another member holds (`yes | less`); and any thread but the main one
-//!   blocked reading or writing something other than the terminal (a
-//!   socket, an eventfd, inotify: helpers waiting for events).
-//! - **busy**: running or in uninterruptible sleep, on a timer (`nanosleep`,
-//!   `clock_nanosleep`, `poll` of no fds), on a child outside the group; the
-//!   main thread reading or writing anything else (a pipe from outside, a
-//!   FIFO, a socket); writing to the terminal (more output is on its way);
-//!   waiting for a connection or to open a FIFO.
+//!   another member holds (`yes | less`).
+//! - **busy**: running or in uninterruptible sleep; on a timer (`nanosleep`,
+//!   `clock_nanosleep`, `poll` of no fds); on a child outside the group;
+//!   reading or writing anything else (a pipe from outside, a FIFO, a
+//!   socket); writing to the terminal (more output is on its way); waiting
+//!   for a connection or to open a FIFO.
 //! - **unknown**: stopped, an unclassified system call, or `/proc` refused
 //!   or lost the thread mid-read in a way that matters.
+//!
+//! Any other thread is a helper: it counts as input if it waits for input
+//! as above, as busy only while running, in uninterruptible sleep or
+//! writing to the terminal, and as parked whatever else it blocks on (a
+//! lock, a timer, a socket, inotify). Helpers wait for events while the
+//! main thread holds the conversation; one that wakes and prints shows up
+//! in the output debounce, as `top`'s periodic redraw would.
 //!
 //! The group is [`Readiness::Busy`] if any thread is busy; else
 //! [`Readiness::Unknown`] if any is unknown; else [`Readiness::Waiting`] if at
 //! least one thread waits for input; else (everything parked, nothing
 //! listening to the terminal) busy. So node's REPL (main thread in
-//! `epoll_pwait` on the tty, helpers in `futex`) and vim (a signal thread in
-//! `rt_sigtimedwait`) wait, while `python3 -c 'time.sleep(5)'` and a
-//! program reading a FIFO are busy.
+//! `epoll_pwait` on the tty, helpers in `futex` and in an epoll of their
+//! own) and vim (a signal thread in `rt_sigtimedwait`) wait, while
+//! `python3 -c 'time.sleep(5)'` and a program reading a FIFO are busy. A
+//! program whose main thread is parked while a helper reads the terminal
+//! (Go, a Rust program with an input thread) waits.
 //!
 //! When `/proc/PID/task/TID/syscall` cannot be read (it needs ptrace access,
 //! which Yama's `ptrace_scope=2` denies; or another architecture), the
@@ -50,8 +57,8 @@
 //! program's memory. `ssh` and nested terminals wait on the terminal while the
 //! remote side works. Socket pairs inside the group are not matched (their
 //! two ends have different inodes), so a main thread reading a socket is
-//! busy even when another member will answer on it; a helper thread reading
-//! a socket while the main thread waits for the terminal counts as waiting.
+//! busy even when another member will answer on it. A program whose main
+//! thread exited (`pthread_exit`) is judged by its helpers alone.
 //! Members that were orphaned out of the session leader's process tree are
 //! found only when no member is found in it (then `/proc` is scanned).
 //! Go and similar runtimes sleep in `futex`/`epoll` even on a timer, so a Go

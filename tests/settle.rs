@@ -108,6 +108,20 @@ impl Running {
         }
     }
 
+    /// Waits until the output holds `marker`: the program (not a wrapper
+    /// such as a pyenv shim, which is "running" too) has started.
+    fn started(&self, marker: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.output().contains(marker) {
+            assert!(
+                Instant::now() < deadline,
+                "no {marker:?} in {:?}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     fn waits(&self) {
         self.settles_on("waiting", |r| *r == Readiness::Waiting);
     }
@@ -189,8 +203,10 @@ fn python_sleeping_is_busy() {
 
 #[test]
 fn python_computing_is_busy() {
-    let py = Running::start(&["python3", "-c", "while True: pass"]);
-    py.busy("running");
+    let py = Running::start(&["python3", "-c", "print('go', flush=True)\nwhile True: pass"]);
+    py.started("go");
+    let why = py.busy("running");
+    assert!(why.contains("(python3"), "{why}");
 }
 
 #[test]
@@ -267,12 +283,35 @@ fn a_helper_thread_parked_on_a_lock_does_not_hide_a_prompt() {
 }
 
 #[test]
-fn a_helper_thread_on_a_timer_makes_the_program_busy() {
+fn a_helper_thread_on_a_timer_does_not_hide_a_prompt() {
+    // An auto-save or update-check thread that wakes now and then.
     let script = "import threading, time\n\
                   threading.Thread(target=lambda: time.sleep(30), daemon=True).start()\n\
                   input('> ')";
     let py = Running::start(&["python3", "-c", script]);
-    py.busy("thread");
+    py.waits();
+}
+
+#[test]
+fn a_helper_thread_running_makes_the_program_busy() {
+    let script = "import threading\n\
+                  def spin():\n    while True: pass\n\
+                  threading.Thread(target=spin, daemon=True).start()\n\
+                  input('go> ')";
+    let py = Running::start(&["python3", "-c", script]);
+    py.started("go>");
+    let why = py.busy("thread");
+    assert!(why.contains("running"), "{why}");
+}
+
+#[test]
+fn a_main_thread_parked_while_a_helper_sleeps_is_busy() {
+    let script = "import threading, time\n\
+                  t = threading.Thread(target=lambda: time.sleep(30))\n\
+                  t.start()\n\
+                  t.join()";
+    let py = Running::start(&["python3", "-c", script]);
+    py.busy("nothing waits for the terminal");
 }
 
 #[test]

@@ -197,6 +197,9 @@ fn read_member(pid: i32, pgid: i32, buf: &mut Vec<u8>) -> Option<(Member, bool)>
 /// What one thread is doing, as far as waiting for input goes.
 enum Class {
     Input,
+    /// Running, in uninterruptible sleep or writing to the terminal: busy
+    /// whichever thread it is.
+    Active(String),
     /// A helper waiting for something the rest of the group decides.
     Parked(String),
     Busy(String),
@@ -229,7 +232,7 @@ impl Group<'_> {
         for (i, member) in self.members.iter().enumerate() {
             for &tid in &member.tids {
                 match self.classify(member, tid) {
-                    Class::Busy(why) => return Readiness::Busy(why),
+                    Class::Busy(why) | Class::Active(why) => return Readiness::Busy(why),
                     Class::Input => input = true,
                     Class::Parked(why) => {
                         parked.get_or_insert(why);
@@ -281,7 +284,26 @@ impl Group<'_> {
         link == self.pts || link == b"/dev/tty"
     }
 
+    /// The main thread's class decides; another thread (a helper) only
+    /// counts when it waits for input or is active: anything else it blocks
+    /// on (a lock, a timer, a socket, inotify) is parked, since helpers wait
+    /// for events while the main thread holds the conversation.
     fn classify(&self, member: &Member, tid: i32) -> Class {
+        let class = self.classify_thread(member, tid);
+        if tid == member.pid {
+            return class;
+        }
+        match class {
+            Class::Input | Class::Active(_) | Class::Gone => class,
+            Class::Parked(why)
+            | Class::Busy(why)
+            | Class::Unknown(why)
+            | Class::WaitsForChild(why)
+            | Class::OnFile { why, .. } => Class::Parked(why),
+        }
+    }
+
+    fn classify_thread(&self, member: &Member, tid: i32) -> Class {
         let pid = member.pid;
         let who = || {
             if tid == pid {
@@ -297,8 +319,8 @@ impl Group<'_> {
         let state = if tid == pid { member.state } else { b'S' };
         match (state, member.state) {
             (_, b'T' | b't') => return Class::Unknown(format!("{} is stopped", who())),
-            (b'R', _) => return Class::Busy(format!("{} is running", who())),
-            (b'D', _) => return Class::Busy(format!("{} is in uninterruptible sleep", who())),
+            (b'R', _) => return Class::Active(format!("{} is running", who())),
+            (b'D', _) => return Class::Active(format!("{} is in uninterruptible sleep", who())),
             (b'Z' | b'X' | b'x', _) => return Class::Gone,
             (b'S', _) => {}
             (other, _) => {
@@ -307,7 +329,7 @@ impl Group<'_> {
         }
         let mut buf = Vec::with_capacity(256);
         let why_not = match read_proc(&format!("/proc/{pid}/task/{tid}/syscall"), &mut buf) {
-            Ok(()) => match self.classify_syscall(pid, tid == pid, &buf, &who) {
+            Ok(()) => match self.classify_syscall(pid, &buf, &who) {
                 Ok(class) => return class,
                 Err(why_not) => why_not,
             },
@@ -323,19 +345,18 @@ impl Group<'_> {
         }
     }
 
-    /// The class from `/proc/.../syscall` of the main thread or another
-    /// (`main`), or (for `wchan` to try) why it does not tell.
+    /// The class from `/proc/.../syscall`, or (for `wchan` to try) why it
+    /// does not tell.
     fn classify_syscall(
         &self,
         pid: i32,
-        main: bool,
         buf: &[u8],
         who: &dyn Fn() -> String,
     ) -> Result<Class, String> {
         let text = String::from_utf8_lossy(buf);
         let mut words = text.split_ascii_whitespace();
         let nr = match words.next() {
-            Some("running") => return Ok(Class::Busy(format!("{} is running", who()))),
+            Some("running") => return Ok(Class::Active(format!("{} is running", who()))),
             Some(nr) => nr.parse::<i64>().ok(),
             None => None,
         };
@@ -362,7 +383,7 @@ impl Group<'_> {
                     return Ok(if reading {
                         Class::Input
                     } else {
-                        Class::Busy(format!("{} is writing to the terminal", who()))
+                        Class::Active(format!("{} is writing to the terminal", who()))
                     });
                 }
                 let why = format!(
@@ -371,14 +392,7 @@ impl Group<'_> {
                     if reading { "reading" } else { "writing" },
                     String::from_utf8_lossy(&link)
                 );
-                // A helper thread blocked on a socket, an eventfd or inotify
-                // waits for events, as one in futex does; the main thread
-                // blocked there is what the program is doing.
-                if main {
-                    Class::OnFile { link, why }
-                } else {
-                    Class::Parked(why)
-                }
+                Class::OnFile { link, why }
             }
             // poll(NULL, 0, ms) is a sleep.
             Sys::Poll if arg() == 0 => Class::Busy(format!("{} is sleeping in {name}", who())),
@@ -509,7 +523,7 @@ fn classify_wchan(buf: &[u8], who: &dyn Fn() -> String) -> Result<Class, String>
         "do_sigtimedwait" | "sigsuspend" | "sys_pause" => {
             Class::Parked(format!("{} waits for a signal ({name})", who()))
         }
-        "" | "0" => Class::Busy(format!("{} is running", who())),
+        "" | "0" => Class::Active(format!("{} is running", who())),
         _ => return Err(format!("kernel function {name}")),
     };
     Ok(class)
@@ -680,7 +694,7 @@ mod tests {
             Ok(Class::Parked(_))
         ));
         assert!(matches!(class("do_wait"), Ok(Class::WaitsForChild(_))));
-        assert!(matches!(class("0"), Ok(Class::Busy(_))));
+        assert!(matches!(class("0"), Ok(Class::Active(_))));
         assert_eq!(
             class("io_schedule").err().as_deref(),
             Some("kernel function io_schedule")
