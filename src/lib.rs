@@ -24,11 +24,13 @@
 
 pub mod cli;
 pub mod client;
+pub mod frame;
 pub mod keys;
 pub mod limits;
 pub mod manager;
 pub mod ops;
 pub mod pty;
+pub mod replay;
 pub mod rpc;
 pub mod server;
 pub mod session;

@@ -255,13 +255,17 @@ pub fn status_json(name: &str, s: &Session, st: &Status) -> Value {
 }
 
 fn view_json(v: &ops::ScreenView) -> Value {
-    json!({
+    let mut out = json!({
         "screen": v.text,
         "cursor": {"row": v.cursor_row, "col": v.cursor_col, "visible": v.cursor_visible},
         "size": {"cols": v.cols, "rows": v.rows},
         "title": v.title,
         "altScreen": v.alt_screen,
-    })
+    });
+    if let Some(f) = &v.frame {
+        out["frame"] = f.clone();
+    }
+    out
 }
 
 // ---- the methods ------------------------------------------------------------
@@ -292,8 +296,9 @@ fn format_param(p: &Params) -> Result<Format, RpcError> {
     match opt_str(p, "format")? {
         None | Some("text") => Ok(Format::Text),
         Some("ansi") => Ok(Format::Ansi),
+        Some("json") => Ok(Format::Json),
         Some(f) => Err(RpcError::params(format!(
-            "unknown format {f:?} (use \"text\" or \"ansi\")"
+            "unknown format {f:?} (use \"text\", \"ansi\" or \"json\")"
         ))),
     }
 }
