@@ -30,6 +30,7 @@ pub mod limits;
 pub mod manager;
 pub mod ops;
 pub mod pty;
+pub mod record;
 pub mod replay;
 pub mod rpc;
 pub mod server;

@@ -80,6 +80,7 @@ pub const METHODS: &[(&str, Handler)] = &[
     ("pty/signal", signal),
     ("pty/stop", stop),
     ("pty/list", list),
+    ("pty/record", record),
 ];
 
 /// The response envelope for `id`.
@@ -563,4 +564,39 @@ fn list(ctx: &Ctx, _p: &Params) -> Result<Value, RpcError> {
         .map(|(name, s)| status_json(name, s, &s.status()))
         .collect();
     Ok(json!({ "sessions": sessions }))
+}
+
+fn record(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    let s = session(ctx, p)?;
+    let failed = |e: std::io::Error| RpcError::new(SERVER_ERROR, format!("recording failed: {e}"));
+    match opt_str(p, "action")? {
+        Some("start") => {
+            let path = opt_str(p, "path")?
+                .ok_or_else(|| RpcError::params("path is required to start a recording"))?;
+            s.start_recording(std::path::Path::new(path))
+                .map_err(failed)?;
+            Ok(json!({"recording": path}))
+        }
+        Some("stop") => match s.stop_recording().map_err(failed)? {
+            Some((path, events)) => Ok(json!({"path": path, "events": events})),
+            None => Err(RpcError::new(
+                SERVER_ERROR,
+                "not recording (start one first)",
+            )),
+        },
+        Some("marker") => {
+            let label = opt_str(p, "label")?.unwrap_or("");
+            if s.record_marker(label).map_err(failed)? {
+                Ok(json!({}))
+            } else {
+                Err(RpcError::new(
+                    SERVER_ERROR,
+                    "not recording (start one first)",
+                ))
+            }
+        }
+        _ => Err(RpcError::params(
+            "action must be \"start\", \"stop\" or \"marker\"",
+        )),
+    }
 }

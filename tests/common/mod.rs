@@ -221,9 +221,7 @@ impl Sandbox {
     pub fn daemon_pid(&self) -> Option<i32> {
         let log = std::fs::read_to_string(self.log()).ok()?;
         let r = re(r"ptybroker daemon (\d+) listening on");
-        r.captures_iter(&log)
-            .last()
-            .and_then(|c| c[1].parse().ok())
+        r.captures_iter(&log).last().and_then(|c| c[1].parse().ok())
     }
 
     /// Pids of every live process carrying this sandbox's marker.
