@@ -26,6 +26,10 @@ install: build
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ptybroker $(DESTDIR)$(MANDIR)/ptybroker.1
 
+# Side by side with tmux; writes BENCHMARKS.md. Not a test: numbers, not verdicts.
+bench: build
+	python3 bench/bench.py
+
 # Size of the stripped release binary and the libraries it needs.
 size: build
 	@ls -l target/release/ptybroker | awk '{print "binary: " $$5 " bytes"}'
