@@ -110,6 +110,7 @@ pub const VERBS: &[(&str, Verb)] = &[
     ("list", list),
     ("resize", resize),
     ("signal", signal),
+    ("record", record),
 ];
 
 /// Options shared by most verbs.
@@ -277,11 +278,15 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
             params.insert("cwd".into(), json!(d));
         }
     }
+    // The caller's terminal description is not ours: TERM and the size
+    // variables are left for the session to set (xterm-256color, the PTY's size).
     let mut full = Map::new();
     if !clean {
         for (k, v) in std::env::vars_os() {
             if let (Some(k), Some(v)) = (k.to_str(), v.to_str()) {
-                full.insert(k.into(), json!(v));
+                if !["TERM", "TERMCAP", "COLUMNS", "LINES"].contains(&k) {
+                    full.insert(k.into(), json!(v));
+                }
             }
         }
     }
@@ -555,6 +560,47 @@ fn signal(p: &mut lexopt::Parser) -> Result<(), Failure> {
     params.insert("signal".into(), json!(sig));
     let client = Client::new();
     client.call("pty/signal", Value::Object(params))?;
+    let st = client.call("pty/status", Value::Object(c.params()))?;
+    print_status(&st);
+    Ok(())
+}
+
+fn record(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    let mut c = Common::default();
+    let mut words: Vec<String> = Vec::new();
+    while let Some(arg) = Opt::next(p)? {
+        if c.take(&arg, p)? {
+            continue;
+        }
+        match arg.flag() {
+            "" => words.push(arg.text()?),
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    let mut params = c.params();
+    match words.as_slice() {
+        [a, path] if a == "start" => {
+            // The daemon may run elsewhere: make the path the caller's.
+            let path = std::env::current_dir()
+                .map(|d| d.join(path))
+                .unwrap_or_else(|_| path.into());
+            params.insert("action".into(), json!("start"));
+            params.insert("path".into(), json!(path));
+        }
+        [a] if a == "stop" => {
+            params.insert("action".into(), json!("stop"));
+        }
+        [a, label] if a == "marker" => {
+            params.insert("action".into(), json!("marker"));
+            params.insert("label".into(), json!(label));
+        }
+        _ => return Err(usage("record wants: start FILE.cast | stop | marker LABEL")),
+    }
+    let client = Client::new();
+    let r = client.call("pty/record", Value::Object(params))?;
+    if let Some(path) = r["path"].as_str() {
+        println!("{path} ({} events)", r["events"]);
+    }
     let st = client.call("pty/status", Value::Object(c.params()))?;
     print_status(&st);
     Ok(())

@@ -112,7 +112,10 @@ impl Client {
             .open(server::log_path(&self.dir))
             .map_err(|e| CallError::local(format!("cannot open the daemon log: {e}")))?;
         let mut cmd = Command::new(exe);
+        // The daemon outlives this call: keep it off the caller's directory
+        // (an unmount must not find it busy) and off its terminal.
         cmd.arg("daemon")
+            .current_dir("/")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log));

@@ -5,14 +5,33 @@
 //! [`session`] (a program in a PTY with its screen, transcript and waits),
 //! [`manager`] (the named sessions of one process) and [`ops`] (the
 //! operations every front end translates its protocol onto).
+//!
+//! Embedding without a daemon:
+//!
+//! ```
+//! use std::time::Duration;
+//! use ptybroker::session::{Options, Session, Until};
+//!
+//! let s = Session::start(&Options::new(vec!["sh".into(), "-c".into(), "read x; echo got $x".into()]))?;
+//! s.write(b"hi\r")?;
+//! let until = Until { text: Some("got hi".into()), ..Until::default() };
+//! let (reason, _waited) = s.wait(&until, Duration::from_secs(10));
+//! assert_eq!(reason.as_str(), "matched");
+//! let screen = s.with_screen(|scr| scr.row_text(1));
+//! assert_eq!(screen, "got hi");
+//! # Ok::<(), std::io::Error>(())
+//! ```
 
 pub mod cli;
 pub mod client;
+pub mod frame;
 pub mod keys;
 pub mod limits;
 pub mod manager;
 pub mod ops;
 pub mod pty;
+pub mod record;
+pub mod replay;
 pub mod rpc;
 pub mod server;
 pub mod session;

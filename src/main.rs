@@ -24,6 +24,8 @@ Usage:
   ptybroker stop | kill-session                end a session (graceful | SIGKILL)
   ptybroker serve --cmd CMD (--socket PATH | --port N) [--cols C] [--rows R] [--cwd DIR]
   ptybroker daemon                             run the per-user daemon (started on demand)
+  ptybroker render [--cols C] [--rows R] [--format text|ansi|json|svg] FILE
+                                               replay a raw capture or asciicast, print the screen
 
 Common options:
   -s, --session NAME   the session to use (default: default)
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
     let result = match verb.as_str() {
         "daemon" => daemon(&mut p),
         "serve" => serve(&mut p),
+        "render" => render(&mut p),
         "help" => {
             print!("{HELP}");
             Ok(())
@@ -174,6 +177,45 @@ fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
         message: e.to_string(),
         exit: 1,
     })
+}
+
+fn render(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    let usage = |m: String| Failure {
+        message: format!("render: {m}"),
+        exit: 2,
+    };
+    let (mut cols, mut rows) = (None, None);
+    let mut format = ptybroker::replay::Format::Text;
+    let mut file: Option<std::ffi::OsString> = None;
+    while let Some(arg) = p.next()? {
+        match arg {
+            Long("cols") => cols = Some(p.value()?.parse::<u64>()?),
+            Long("rows") => rows = Some(p.value()?.parse::<u64>()?),
+            Long("format") => {
+                format = ptybroker::replay::Format::parse(&p.value()?.string()?).map_err(usage)?
+            }
+            Value(v) if file.is_none() => file = Some(v),
+            _ => return Err(arg.unexpected().into()),
+        }
+    }
+    let file = file.ok_or_else(|| {
+        usage("name a file to render (a raw capture or an asciicast v2 .cast)".into())
+    })?;
+    let size = match (cols, rows) {
+        (None, None) => None,
+        (c, r) => Some(limits::check_size(c.unwrap_or(80), r.unwrap_or(24)).map_err(usage)?),
+    };
+    let data = std::fs::read(&file).map_err(|e| Failure {
+        message: format!("cannot read {}: {e}", file.to_string_lossy()),
+        exit: 1,
+    })?;
+    let scr = ptybroker::replay::replay(&data, size).map_err(|m| Failure {
+        message: m,
+        exit: 1,
+    })?;
+    use std::io::Write;
+    let _ = std::io::stdout().write_all(ptybroker::replay::show(&scr, format).as_bytes());
+    Ok(())
 }
 
 /// The TCP token: from `--token-file`, else `$PTYBROKER_TOKEN`, else a new

@@ -26,6 +26,9 @@ pub enum Selection {
 pub enum Format {
     Text,
     Ansi,
+    /// Rows as style runs (see [`crate::frame`]); `ScreenView::text` is empty
+    /// and the caller takes [`ScreenView::frame`].
+    Json,
 }
 
 /// A rendered screen with the facts a caller needs beside it.
@@ -40,6 +43,8 @@ pub struct ScreenView {
     pub rows: u16,
     pub title: String,
     pub alt_screen: bool,
+    /// The structured frame, for [`Format::Json`].
+    pub frame: Option<serde_json::Value>,
 }
 
 /// Lines as the seed renders them: each followed by `\n`, trailing blank
@@ -68,6 +73,7 @@ pub fn screen(s: &Session, sel: Selection, format: Format, history: bool) -> Scr
         match format {
             Format::Text => lines.extend((0..rows).map(|r| scr.row_text(r))),
             Format::Ansi => lines.extend(scr.render_ansi().split('\n').map(str::to_string)),
+            Format::Json => {}
         }
         let n = lines.len();
         let (a, b) = match sel {
@@ -89,6 +95,7 @@ pub fn screen(s: &Session, sel: Selection, format: Format, history: bool) -> Scr
             rows: scr.rows(),
             title: scr.title().to_string(),
             alt_screen: scr.is_alt_screen(),
+            frame: (format == Format::Json).then(|| crate::frame::frame_json(scr)),
         }
     })
 }

@@ -80,6 +80,7 @@ pub const METHODS: &[(&str, Handler)] = &[
     ("pty/signal", signal),
     ("pty/stop", stop),
     ("pty/list", list),
+    ("pty/record", record),
 ];
 
 /// The response envelope for `id`.
@@ -255,13 +256,17 @@ pub fn status_json(name: &str, s: &Session, st: &Status) -> Value {
 }
 
 fn view_json(v: &ops::ScreenView) -> Value {
-    json!({
+    let mut out = json!({
         "screen": v.text,
         "cursor": {"row": v.cursor_row, "col": v.cursor_col, "visible": v.cursor_visible},
         "size": {"cols": v.cols, "rows": v.rows},
         "title": v.title,
         "altScreen": v.alt_screen,
-    })
+    });
+    if let Some(f) = &v.frame {
+        out["frame"] = f.clone();
+    }
+    out
 }
 
 // ---- the methods ------------------------------------------------------------
@@ -292,8 +297,9 @@ fn format_param(p: &Params) -> Result<Format, RpcError> {
     match opt_str(p, "format")? {
         None | Some("text") => Ok(Format::Text),
         Some("ansi") => Ok(Format::Ansi),
+        Some("json") => Ok(Format::Json),
         Some(f) => Err(RpcError::params(format!(
-            "unknown format {f:?} (use \"text\" or \"ansi\")"
+            "unknown format {f:?} (use \"text\", \"ansi\" or \"json\")"
         ))),
     }
 }
@@ -558,4 +564,39 @@ fn list(ctx: &Ctx, _p: &Params) -> Result<Value, RpcError> {
         .map(|(name, s)| status_json(name, s, &s.status()))
         .collect();
     Ok(json!({ "sessions": sessions }))
+}
+
+fn record(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    let s = session(ctx, p)?;
+    let failed = |e: std::io::Error| RpcError::new(SERVER_ERROR, format!("recording failed: {e}"));
+    match opt_str(p, "action")? {
+        Some("start") => {
+            let path = opt_str(p, "path")?
+                .ok_or_else(|| RpcError::params("path is required to start a recording"))?;
+            s.start_recording(std::path::Path::new(path))
+                .map_err(failed)?;
+            Ok(json!({"recording": path}))
+        }
+        Some("stop") => match s.stop_recording().map_err(failed)? {
+            Some((path, events)) => Ok(json!({"path": path, "events": events})),
+            None => Err(RpcError::new(
+                SERVER_ERROR,
+                "not recording (start one first)",
+            )),
+        },
+        Some("marker") => {
+            let label = opt_str(p, "label")?.unwrap_or("");
+            if s.record_marker(label).map_err(failed)? {
+                Ok(json!({}))
+            } else {
+                Err(RpcError::new(
+                    SERVER_ERROR,
+                    "not recording (start one first)",
+                ))
+            }
+        }
+        _ => Err(RpcError::params(
+            "action must be \"start\", \"stop\" or \"marker\"",
+        )),
+    }
 }

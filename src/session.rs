@@ -17,6 +17,7 @@ use rustix::process::{Pid, Signal};
 
 use crate::limits;
 use crate::pty::{self, Pty, SpawnOptions};
+use crate::record::Recorder;
 use crate::transcript::{Chunk, Transcript};
 use crate::vt::Screen;
 
@@ -140,6 +141,8 @@ struct State {
     answers: Vec<u8>,
     /// The reader thread has ended.
     reader_done: bool,
+    /// An asciicast recording in progress.
+    recorder: Option<Recorder>,
     /// Where the next incremental read of a one-shot caller (CLI `step`,
     /// MCP `terminal_read`) starts: everything before it was shown.
     mark: u64,
@@ -148,6 +151,7 @@ struct State {
 struct Inner {
     pty: Pty,
     argv: Vec<String>,
+    term: String,
     cwd: Option<std::path::PathBuf>,
     pid: i32,
     started: Instant,
@@ -192,6 +196,13 @@ impl Session {
             pid: child.id() as i32,
             pty,
             argv: spawn_opts.argv.clone(),
+            term: spawn_opts
+                .env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "TERM")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default(),
             cwd: spawn_opts.cwd.clone(),
             started: now,
             started_at: SystemTime::now(),
@@ -205,6 +216,7 @@ impl Session {
                 answers: Vec::new(),
                 reader_done: false,
                 mark: 0,
+                recorder: None,
             }),
             changed: Condvar::new(),
             writer: Mutex::new(()),
@@ -272,6 +284,54 @@ impl Session {
         lock(&self.inner.state).mark = offset;
     }
 
+    /// Start an asciicast v2 recording of output, input and resizes to `path`.
+    pub fn start_recording(&self, path: &std::path::Path) -> io::Result<()> {
+        let mut st = lock(&self.inner.state);
+        if let Some(r) = &st.recorder {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("already recording to {}", r.path().display()),
+            ));
+        }
+        let (cols, rows) = (st.screen.cols(), st.screen.rows());
+        st.recorder = Some(Recorder::create(
+            path,
+            cols,
+            rows,
+            &self.inner.argv,
+            &self.inner.term,
+        )?);
+        Ok(())
+    }
+
+    /// Finish the recording; returns its path and event count, or `None`.
+    pub fn stop_recording(&self) -> io::Result<Option<(std::path::PathBuf, u64)>> {
+        let rec = lock(&self.inner.state).recorder.take();
+        match rec {
+            Some(r) => {
+                let n = r.events();
+                Ok(Some((r.finish()?, n)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Add a marker event to the recording, if one is running.
+    pub fn record_marker(&self, label: &str) -> io::Result<bool> {
+        match lock(&self.inner.state).recorder.as_mut() {
+            Some(r) => r.marker(label).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// The path being recorded to, if any.
+    pub fn recording(&self) -> Option<std::path::PathBuf> {
+        lock(&self.inner.state)
+            .recorder
+            .as_ref()
+            .map(|r| r.path().to_path_buf())
+    }
+
     /// Up to `max` bytes of raw output from absolute offset `from`.
     pub fn output(&self, from: u64, max: usize) -> Chunk {
         lock(&self.inner.state).transcript.read(from, max)
@@ -289,7 +349,14 @@ impl Session {
         }
         lock(&self.inner.state).last_input = Instant::now();
         let r = write_all(self.inner.pty.master(), bytes, limits::WRITE_TIMEOUT);
-        lock(&self.inner.state).last_input = Instant::now();
+        let mut st = lock(&self.inner.state);
+        st.last_input = Instant::now();
+        if r.is_ok() {
+            if let Some(rec) = st.recorder.as_mut() {
+                let _ = rec.input(bytes);
+            }
+        }
+        drop(st);
         r?;
         Ok(bytes.len())
     }
@@ -298,6 +365,9 @@ impl Session {
         let mut st = lock(&self.inner.state);
         st.screen.resize(cols, rows);
         self.inner.pty.set_size(cols, rows)?;
+        if let Some(rec) = st.recorder.as_mut() {
+            let _ = rec.resize(cols, rows);
+        }
         self.inner.changed.notify_all();
         Ok(())
     }
@@ -494,6 +564,9 @@ impl Inner {
         let mut st = lock(&self.state);
         st.screen.feed(bytes);
         st.transcript.push(bytes);
+        if let Some(rec) = st.recorder.as_mut() {
+            let _ = rec.output(bytes);
+        }
         st.last_output = Instant::now();
         let answers = st.screen.take_answers();
         if !answers.is_empty() {

@@ -1,0 +1,39 @@
+# ptybroker: build, test, install, bench, fuzz.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man/man1
+CARGO   ?= cargo
+
+.PHONY: all build test lint install uninstall bench size fuzz clean
+
+all: build
+
+build:
+	$(CARGO) build --release --locked
+
+# The one test command: formatting, lints, then every unit and integration test.
+test:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --all-targets --locked -- -D warnings
+	$(CARGO) test --locked
+
+install: build
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
+	install -m 755 target/release/ptybroker $(DESTDIR)$(BINDIR)/ptybroker
+	install -m 644 man/ptybroker.1 $(DESTDIR)$(MANDIR)/ptybroker.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ptybroker $(DESTDIR)$(MANDIR)/ptybroker.1
+
+# Side by side with tmux; writes BENCHMARKS.md. Not a test: numbers, not verdicts.
+bench: build
+	python3 bench/bench.py
+
+# Size of the stripped release binary and the libraries it needs.
+size: build
+	@ls -l target/release/ptybroker | awk '{print "binary: " $$5 " bytes"}'
+	@ldd target/release/ptybroker 2>/dev/null || true
+
+clean:
+	$(CARGO) clean

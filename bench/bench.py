@@ -1,0 +1,355 @@
+#!/usr/bin/env python3
+"""`make bench`: measure ptybroker side by side with tmux on this machine and
+write BENCHMARKS.md. Every figure states its method; nothing here is a test.
+
+Usage: bench/bench.py [--quick] [--out BENCHMARKS.md]
+"""
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release", "ptybroker")
+QUICK = "--quick" in sys.argv
+OUT = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else os.path.join(ROOT, "BENCHMARKS.md")
+
+RUNTIME = tempfile.mkdtemp(prefix="ptyb-bench-")
+os.chmod(RUNTIME, 0o700)
+ENV = dict(os.environ, XDG_RUNTIME_DIR=RUNTIME)
+TMUX_SOCK = os.path.join(RUNTIME, "tmux.sock")
+SECTIONS = []
+
+
+def pb(*args, check=True, **kw):
+    return subprocess.run([BIN, *args], env=ENV, capture_output=True, text=True, check=check, **kw)
+
+
+def tmux(*args, check=True):
+    return subprocess.run(["tmux", "-S", TMUX_SOCK, *args], capture_output=True, text=True, check=check)
+
+
+def timed(argv, n, env=ENV):
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def p(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return int(rest[11]) + int(rest[12])
+
+
+def rpc(method, params):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(os.path.join(RUNTIME, "ptybroker", "daemon.sock"))
+    s.sendall((json.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": 1}) + "\n").encode())
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return json.loads(data)
+
+
+def daemon_pid():
+    with open(os.path.join(RUNTIME, "ptybroker", "daemon.log")) as f:
+        lines = [l for l in f if l.startswith("ptybroker daemon ")]
+    return int(lines[-1].split()[2])
+
+
+def section(title, rows, notes):
+    SECTIONS.append((title, rows, notes))
+
+
+def stop_all():
+    pb("kill-session", "--session", "x", check=False)
+    r = pb("list", "--json", check=False)
+    try:
+        for s in json.loads(r.stdout)["sessions"]:
+            pb("kill-session", "--session", s["session"], check=False)
+    except (ValueError, KeyError):
+        pass
+    tmux("kill-server", check=False)
+
+
+# ---- one-shot calls -----------------------------------------------------------
+
+def bench_calls():
+    n = 60 if QUICK else 300
+    pb("start", "--session", "x", "--", "cat")
+    ours = timed([BIN, "read", "--session", "x"], n)
+    tmux("new-session", "-d", "-s", "x", "cat")
+    theirs = timed(["tmux", "-S", TMUX_SOCK, "list-sessions"], n)
+    big = os.path.join(RUNTIME, "mib.txt")
+    with open(big, "w") as f:
+        for i in range(16384):
+            f.write(f"{i:08d} " + "x" * 54 + "\n")
+    pb("send", "--session", "x", f"cat {big}", "--enter", check=False)
+    pb("start", "--session", "y", "--", "sh", "-c", f"cat {big}; exec cat")
+    after = timed([BIN, "read", "--session", "y"], n)
+    section(
+        "One-shot client call",
+        [
+            ("`ptybroker read` on a running session", f"{med(ours):.2f} ms", f"p95 {p(ours, .95):.2f} ms", "target ≤ 1.0 ms"),
+            ("`tmux list-sessions`", f"{med(theirs):.2f} ms", f"p95 {p(theirs, .95):.2f} ms", ""),
+            ("`ptybroker read` after the session printed 1 MiB", f"{med(after):.2f} ms", f"p95 {p(after, .95):.2f} ms", "no slower than empty"),
+        ],
+        f"Whole process, spawned from Python (its spawn cost is in both columns), median of {n}.",
+    )
+    stop_all()
+
+
+# ---- step round trips ---------------------------------------------------------
+
+def bench_step():
+    n = 20 if QUICK else 60
+    rows = []
+    for name, argv, text, expect in [
+        ("python3", ["python3", "-q"], "1 + 41", "42"),
+        ("bash", ["bash", "--norc", "--noprofile"], "echo hi", "hi"),
+    ]:
+        pb("start", "--session", "x", "--", *argv)
+        ours = timed([BIN, "step", "--session", "x", text], n)
+        quiet = timed([BIN, "step", "--session", "x", "--quiet-only", "--timeout", "500", text], max(5, n // 6))
+        stop_all()
+        tmux("new-session", "-d", "-s", "x", "-x", "100", "-y", "30", " ".join(argv))
+        time.sleep(0.5)
+        tm = []
+        for i in range(n):
+            tmux("send-keys", "-t", "x", "clear", "Enter")
+            time.sleep(0.05)
+            t = time.perf_counter()
+            tmux("send-keys", "-t", "x", text, "Enter")
+            while expect not in tmux("capture-pane", "-p", "-t", "x").stdout.split(text, 1)[-1]:
+                pass
+            tm.append((time.perf_counter() - t) * 1000)
+        stop_all()
+        rows.append((f"{name}: `ptybroker step` (settle, no pattern)", f"{med(ours):.1f} ms", f"p95 {p(ours, .95):.1f} ms", "target median ≤ 5, p95 ≤ 10"))
+        rows.append((f"{name}: `ptybroker step --quiet-only --timeout 500`", f"{med(quiet):.1f} ms", f"p95 {p(quiet, .95):.1f} ms", "pty-prompt's method"))
+        rows.append((f"{name}: tmux send-keys + capture-pane polling (answer known)", f"{med(tm):.1f} ms", f"p95 {p(tm, .95):.1f} ms", ""))
+    section(
+        "`step` round trip",
+        rows,
+        f"Input written, settled result printed, whole CLI process; {n} steps each. tmux polls capture-pane "
+        "until the known answer appears, which a caller without a pattern cannot do.",
+    )
+
+
+# ---- memory -------------------------------------------------------------------
+
+def bench_memory():
+    pb("start", "--session", "s0", "--", "cat")
+    pid = daemon_pid()
+    time.sleep(0.3)
+    base = rss_kib(pid)
+    counts = [1, 10, 25, 50]
+    samples = []
+    started = 1
+    for c in counts:
+        while started < c:
+            pb("start", "--session", f"s{started}", "--", "cat")
+            started += 1
+        time.sleep(0.3)
+        samples.append((c, rss_kib(pid)))
+    slope = (samples[-1][1] - samples[0][1]) / (counts[-1] - counts[0])
+    # Idle CPU: 10 idle sessions, 10 s (2 s with --quick).
+    for i in range(started, 10):
+        pb("start", "--session", f"s{i}", "--", "cat")
+    t0 = cpu_ticks(pid)
+    window = 2 if QUICK else 10
+    time.sleep(window)
+    idle_ticks = cpu_ticks(pid) - t0
+    stop_all()
+    # Scrollback: one session that printed 1000 full 80-column lines.
+    pb("start", "--session", "sb0", "--cols", "80", "--rows", "24", "--", "cat")
+    pid = daemon_pid()
+    time.sleep(0.3)
+    before = rss_kib(pid)
+    lines = os.path.join(RUNTIME, "lines.txt")
+    with open(lines, "w") as f:
+        for i in range(1000):
+            f.write((f"{i:06d}" + "abcdefghij" * 8)[:80] + "\n")
+    pb("start", "--session", "sb1", "--cols", "80", "--rows", "24", "--", "sh", "-c", f"cat {lines}; exec cat")
+    time.sleep(0.3)
+    sb = rss_kib(pid) - before
+    stop_all()
+    # tmux for comparison.
+    tmux("new-session", "-d", "-s", "t0", "cat")
+    tpid = int(tmux("display-message", "-p", "#{pid}").stdout.strip())
+    time.sleep(0.3)
+    tbase = rss_kib(tpid)
+    for i in range(1, 50):
+        tmux("new-session", "-d", "-s", f"t{i}", "cat")
+    time.sleep(0.3)
+    tslope = (rss_kib(tpid) - tbase) / 49
+    stop_all()
+    section(
+        "Memory and idle CPU",
+        [
+            ("daemon RSS with one idle session", f"{base} KiB", f"tmux server {tbase} KiB", "target ≤ 2.5 MB"),
+            ("RSS per extra idle session (`cat`, 1→50)", f"{slope:.0f} KiB", f"tmux {tslope:.0f} KiB", "target ≤ 100 KiB"),
+            ("RSS of a session after 1000 80-column lines", f"{sb} KiB", "", "target ≤ 300 KiB"),
+            (f"daemon CPU with 10 idle sessions over {window} s", f"{idle_ticks} ticks", "", "target 0"),
+        ],
+        "VmRSS from /proc; the slope is (RSS at 50 - RSS at 1) / 49.",
+    )
+
+
+# ---- binary -------------------------------------------------------------------
+
+def bench_binary():
+    size = os.path.getsize(BIN)
+    ldd = subprocess.run(["ldd", BIN], capture_output=True, text=True).stdout.strip().replace("\n", "; ")
+    section("Binary", [("stripped release binary", f"{size / 1e6:.2f} MB", ldd, "target ≤ 1.0 MB, libc only")], "`ls -l target/release/ptybroker`, `ldd`.")
+
+
+# ---- throughput ---------------------------------------------------------------
+
+def gen_inputs(mib):
+    import random
+    rnd = random.Random(42)
+    target = mib << 20
+    files = {}
+
+    def write(name, make):
+        path = os.path.join(RUNTIME, name)
+        with open(path, "wb") as f:
+            n = 0
+            while n < target:
+                b = make()
+                f.write(b)
+                n += len(b)
+        files[name] = path
+
+    words = ["alpha", "beta", "gamma", "delta", "compile", "warning:", "src/main.rs", "ok", "42", "\t"]
+    write("ascii.txt", lambda: (" ".join(rnd.choice(words) for _ in range(rnd.randint(3, 40))) + "\r\n").encode())
+
+    def sgr():
+        parts = []
+        for _ in range(rnd.randint(3, 12)):
+            k = rnd.randint(0, 3)
+            if k == 0:
+                parts.append(f"\x1b[{rnd.randint(30, 37)}m")
+            elif k == 1:
+                parts.append(f"\x1b[38;5;{rnd.randint(0, 255)}m")
+            elif k == 2:
+                parts.append(f"\x1b[1;38;2;{rnd.randint(0,255)};{rnd.randint(0,255)};{rnd.randint(0,255)}m")
+            else:
+                parts.append("\x1b[0m")
+            parts.append(rnd.choice(words) + " ")
+        return ("".join(parts) + "\x1b[0m\r\n").encode()
+
+    write("sgr.txt", sgr)
+
+    def screen():
+        out = ["\x1b[?1049h\x1b[2;23r"]
+        for row in range(1, 25):
+            out.append(f"\x1b[{row};1H\x1b[2K" + "".join(rnd.choice(words) + " " for _ in range(8))[:79])
+        out.append("\x1b[5;1H\x1b[3L\x1b[2M\x1bM\x1b[2S\x1b[1T\x1b[24;1H\x1b[7m status line \x1b[0m\x1b[r")
+        return "".join(out).encode()
+
+    write("screen.txt", screen)
+    uni = ["日本語のテキスト", "한국어", "中文字符", "😀", "👍🏽", "e\u0301", "a\u0308", "🇫🇷", "ｆｕｌｌ"]
+    write("unicode.txt", lambda: (" ".join(rnd.choice(uni) for _ in range(rnd.randint(2, 12))) + "\r\n").encode())
+    return files
+
+
+def bench_throughput():
+    mib = 4 if QUICK else 32
+    files = gen_inputs(mib)
+    rows = []
+    for name, path in files.items():
+        size = os.path.getsize(path) / 1e6
+        t = time.perf_counter()
+        subprocess.run([BIN, "render", "--cols", "80", "--rows", "24", path], stdout=subprocess.DEVNULL, check=True)
+        engine = size / (time.perf_counter() - t)
+        t = time.perf_counter()
+        pb("start", "--session", "tp", "--cols", "80", "--rows", "24", "--max-wait", "600000", "--", "cat", path)
+        ours = size / (time.perf_counter() - t)
+        pb("kill-session", "--session", "tp", check=False)
+        t = time.perf_counter()
+        tmux("new-session", "-d", "-x", "80", "-y", "24", f"cat {path}; tmux -S {TMUX_SOCK} wait-for -S done")
+        tmux("wait-for", "done")
+        theirs = size / (time.perf_counter() - t)
+        tmux("kill-server", check=False)
+        rows.append((name, f"engine {engine:.0f} MB/s", f"system {ours:.0f} MB/s vs tmux {theirs:.0f} MB/s ({ours / theirs:.2f}x)", ""))
+    section(
+        "Throughput",
+        rows,
+        f"{mib} MiB generated inputs. Engine: `ptybroker render` of the file (includes reading it). System: "
+        "`ptybroker start -- cat FILE` until the child exited and all output is parsed, vs "
+        "`tmux new-session -d -x 80 -y 24 'cat F; tmux wait-for -S done'`. Targets: engine ≥ 300 MB/s "
+        "(ASCII, SGR, screen), ≥ 200 MB/s (Unicode); system ≥ 75 MB/s.",
+    )
+
+
+def write_report():
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    tv = subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout.strip()
+    lines = [
+        "# Benchmarks",
+        "",
+        "Regenerated by `make bench` (bench/bench.py). Shared, noisy machines: read medians, not single runs.",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, {cpu}; {platform.system()} {platform.release()}; {tv}; "
+        f"{time.strftime('%Y-%m-%d')}{' (--quick)' if QUICK else ''}.",
+        "",
+    ]
+    for title, rows, notes in SECTIONS:
+        lines += [f"## {title}", "", notes, "", "| what | ptybroker | beside it | target |", "|---|---|---|---|"]
+        lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+        lines.append("")
+    with open(OUT, "w") as f:
+        f.write("\n".join(lines))
+    print("\n".join(lines))
+
+
+def main():
+    if not shutil.which("tmux"):
+        sys.exit("bench needs tmux")
+    try:
+        for b in [bench_binary, bench_calls, bench_step, bench_memory, bench_throughput]:
+            b()
+    finally:
+        stop_all()
+        shutil.rmtree(RUNTIME, ignore_errors=True)
+    write_report()
+
+
+if __name__ == "__main__":
+    main()

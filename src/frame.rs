@@ -1,0 +1,238 @@
+//! Structured views of a screen for machines: a JSON frame of rows as style
+//! runs (used by `render --format json`, `pty/read` with `format: "json"` and
+//! the driver's `capture`) and an SVG picture of it.
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Map, Value};
+use unicode_width::UnicodeWidthStr;
+
+use crate::vt::{Color, Run, Screen, Style};
+
+fn color_json(c: Color) -> Value {
+    match c {
+        Color::Default => Value::Null,
+        Color::Indexed(i) => json!(i),
+        Color::Rgb(r, g, b) => json!(format!("#{r:02x}{g:02x}{b:02x}")),
+    }
+}
+
+/// A style as JSON, listing only what differs from the default.
+pub fn style_json(s: &Style) -> Value {
+    let mut m = Map::new();
+    if s.fg != Color::Default {
+        m.insert("fg".into(), color_json(s.fg));
+    }
+    if s.bg != Color::Default {
+        m.insert("bg".into(), color_json(s.bg));
+    }
+    for (on, name) in [
+        (s.bold, "bold"),
+        (s.dim, "dim"),
+        (s.italic, "italic"),
+        (s.blink, "blink"),
+        (s.inverse, "inverse"),
+        (s.hidden, "hidden"),
+        (s.strike, "strike"),
+    ] {
+        if on {
+            m.insert(name.into(), json!(true));
+        }
+    }
+    if s.underline != 0 {
+        let u = ["none", "single", "double", "curly", "dotted", "dashed"];
+        m.insert(
+            "underline".into(),
+            json!(u.get(usize::from(s.underline)).copied().unwrap_or("single")),
+        );
+    }
+    Value::Object(m)
+}
+
+fn runs_json(runs: &[Run]) -> Value {
+    Value::Array(
+        runs.iter()
+            .map(|r| json!({"text": r.text, "style": style_json(&r.style)}))
+            .collect(),
+    )
+}
+
+/// The visible screen as `{cols, rows, cursor, title, altScreen, lines: [{text, runs}]}`.
+pub fn frame_json(scr: &Screen) -> Value {
+    let c = scr.cursor();
+    let lines: Vec<Value> = (0..scr.rows() as usize)
+        .map(|r| json!({"text": scr.row_text(r), "runs": runs_json(&scr.row_runs(r))}))
+        .collect();
+    json!({
+        "cols": scr.cols(),
+        "rows": scr.rows(),
+        "cursor": {"row": c.row, "col": c.col, "visible": c.visible},
+        "title": scr.title(),
+        "altScreen": scr.is_alt_screen(),
+        "lines": lines,
+    })
+}
+
+/// xterm's default palette for the 16 ANSI colours.
+const ANSI: [(u8, u8, u8); 16] = [
+    (0, 0, 0),
+    (205, 0, 0),
+    (0, 205, 0),
+    (205, 205, 0),
+    (0, 0, 238),
+    (205, 0, 205),
+    (0, 205, 205),
+    (229, 229, 229),
+    (127, 127, 127),
+    (255, 0, 0),
+    (0, 255, 0),
+    (255, 255, 0),
+    (92, 92, 255),
+    (255, 0, 255),
+    (0, 255, 255),
+    (255, 255, 255),
+];
+const FG: (u8, u8, u8) = (229, 229, 229);
+const BG: (u8, u8, u8) = (0, 0, 0);
+
+/// A palette entry as RGB (the 6x6x6 cube and grey ramp above 15).
+fn rgb(c: Color, default: (u8, u8, u8)) -> (u8, u8, u8) {
+    match c {
+        Color::Default => default,
+        Color::Rgb(r, g, b) => (r, g, b),
+        Color::Indexed(i @ 0..=15) => ANSI[usize::from(i)],
+        Color::Indexed(i @ 16..=231) => {
+            let i = i - 16;
+            let level = |v: u8| if v == 0 { 0 } else { 55 + v * 40 };
+            (level(i / 36), level((i / 6) % 6), level(i % 6))
+        }
+        Color::Indexed(i) => {
+            let v = 8 + (i - 232) * 10;
+            (v, v, v)
+        }
+    }
+}
+
+fn hex((r, g, b): (u8, u8, u8)) -> String {
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+fn escape_xml(s: &str, out: &mut String) {
+    for ch in s.chars() {
+        match ch {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // Control characters are not allowed in XML 1.0.
+            c if (c as u32) < 0x20 => out.push(' '),
+            c => out.push(c),
+        }
+    }
+}
+
+/// The screen drawn as SVG: a monospace grid with colours, attributes and the
+/// cursor, one `<text>` per style run.
+pub fn svg(scr: &Screen) -> String {
+    const CW: f32 = 8.4;
+    const CH: f32 = 17.0;
+    let (cols, rows) = (scr.cols(), scr.rows());
+    let (w, h) = (f32::from(cols) * CW, f32::from(rows) * CH);
+    let mut out = String::with_capacity(64 * 1024);
+    let _ = write!(
+        out,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" \
+         font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" font-size=\"14\">\
+         <rect width=\"100%\" height=\"100%\" fill=\"{}\"/>",
+        hex(BG)
+    );
+    let c = scr.cursor();
+    for row in 0..rows as usize {
+        let y = row as f32 * CH;
+        let mut col = 0usize;
+        for run in scr.row_runs(row) {
+            let width = UnicodeWidthStr::width(run.text.as_str());
+            let s = &run.style;
+            let (mut fg, mut bg) = (rgb(s.fg, FG), rgb(s.bg, BG));
+            if s.inverse {
+                std::mem::swap(&mut fg, &mut bg);
+            }
+            let x = col as f32 * CW;
+            if bg != BG {
+                let _ = write!(
+                    out,
+                    "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{CH}\" fill=\"{}\"/>",
+                    width as f32 * CW,
+                    hex(bg)
+                );
+            }
+            if !run.text.trim().is_empty() && !s.hidden {
+                let _ = write!(
+                    out,
+                    "<text x=\"{x:.1}\" y=\"{:.1}\" fill=\"{}\" xml:space=\"preserve\" textLength=\"{:.1}\" lengthAdjust=\"spacingAndGlyphs\"",
+                    y + CH * 0.78,
+                    hex(fg),
+                    width as f32 * CW
+                );
+                if s.bold {
+                    out.push_str(" font-weight=\"bold\"");
+                }
+                if s.italic {
+                    out.push_str(" font-style=\"italic\"");
+                }
+                if s.dim {
+                    out.push_str(" opacity=\"0.6\"");
+                }
+                match (s.underline != 0, s.strike) {
+                    (true, true) => out.push_str(" text-decoration=\"underline line-through\""),
+                    (true, false) => out.push_str(" text-decoration=\"underline\""),
+                    (false, true) => out.push_str(" text-decoration=\"line-through\""),
+                    _ => {}
+                }
+                out.push('>');
+                escape_xml(&run.text, &mut out);
+                out.push_str("</text>");
+            }
+            col += width;
+        }
+    }
+    if c.visible {
+        let _ = write!(
+            out,
+            "<rect x=\"{}\" y=\"{}\" width=\"{CW}\" height=\"{CH}\" fill=\"{}\" opacity=\"0.5\"/>",
+            f32::from(c.col) * CW,
+            f32::from(c.row) * CH,
+            hex(FG)
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_lists_runs_with_styles() {
+        let mut s = Screen::new(20, 3, 0);
+        s.feed(b"\x1b[1;31mred\x1b[0m plain");
+        let f = frame_json(&s);
+        assert_eq!(f["lines"][0]["text"], "red plain");
+        assert_eq!(f["lines"][0]["runs"][0]["text"], "red");
+        assert_eq!(f["lines"][0]["runs"][0]["style"]["bold"], true);
+        assert_eq!(f["lines"][0]["runs"][0]["style"]["fg"], 1);
+        assert_eq!(f["cursor"]["col"], 9);
+    }
+
+    #[test]
+    fn svg_escapes_text() {
+        let mut s = Screen::new(20, 2, 0);
+        s.feed(b"<a&b>");
+        let out = svg(&s);
+        assert!(out.starts_with("<svg "));
+        assert!(out.contains("&lt;a&amp;b&gt;"));
+        assert!(out.trim_end().ends_with("</svg>"));
+    }
+}
