@@ -103,6 +103,37 @@ pub struct Until {
     pub exit: bool,
     /// No output for this long.
     pub quiet: Option<Duration>,
+    /// A regex over the plain text (ANSI stripped) of the output, see
+    /// [`OutputText`].
+    pub output_text: Option<OutputText>,
+}
+
+/// A regex over the output from an absolute offset, escape sequences and
+/// carriage returns stripped, optionally looking only past the echo of a line
+/// the caller typed (so that waiting for `done` after typing `echo done`
+/// does not match the command itself).
+#[derive(Clone, Debug)]
+pub struct OutputText {
+    pub regex: Regex,
+    pub from: u64,
+    /// Match only after the first occurrence of this text (when it occurs).
+    pub skip_echo: Option<String>,
+}
+
+impl OutputText {
+    /// The first match in `data` (the output from `self.from`).
+    fn find(&self, data: &[u8]) -> Option<String> {
+        let text = crate::text::strip_ansi(data);
+        let start = self
+            .skip_echo
+            .as_deref()
+            .filter(|e| !e.is_empty())
+            .and_then(|e| text.find(e).map(|i| i + e.len()))
+            .unwrap_or(0);
+        self.regex
+            .find(&text[start..])
+            .map(|m| m.as_str().to_string())
+    }
 }
 
 /// Why a wait ended.
@@ -143,6 +174,10 @@ struct State {
     /// Where the next incremental read of a one-shot caller (CLI `step`,
     /// MCP `terminal_read`) starts: everything before it was shown.
     mark: u64,
+    /// Transcript end when input was last written, and the last line of
+    /// text that input held (see [`Session::last_input`]).
+    input_at: u64,
+    input_echo: Option<String>,
 }
 
 struct Inner {
@@ -205,6 +240,8 @@ impl Session {
                 answers: Vec::new(),
                 reader_done: false,
                 mark: 0,
+                input_at: 0,
+                input_echo: None,
             }),
             changed: Condvar::new(),
             writer: Mutex::new(()),
@@ -272,6 +309,45 @@ impl Session {
         lock(&self.inner.state).mark = offset;
     }
 
+    /// Where the output stood when input was last written (0 before any),
+    /// and the last line of text in that input as the terminal would echo
+    /// it (`None` when it held only keys such as Enter or Ctrl+C).
+    pub fn last_input(&self) -> (u64, Option<String>) {
+        let st = lock(&self.inner.state);
+        (st.input_at, st.input_echo.clone())
+    }
+
+    /// The first match of `what` in the output now, if any.
+    pub fn find_output(&self, what: &OutputText) -> Option<String> {
+        let st = lock(&self.inner.state);
+        what.find(&st.transcript.read(what.from, usize::MAX).data)
+    }
+
+    /// Live (not zombie) direct children of the session's program.
+    pub fn children(&self) -> Vec<i32> {
+        pty::children(self.inner.pid)
+    }
+
+    /// SIGKILL every child of the session's program together with all of
+    /// its descendants, keeping the program itself (a shell stays usable).
+    /// Returns the pids signalled.
+    pub fn kill_children(&self) -> Vec<i32> {
+        let mut killed = Vec::new();
+        // Twice: a tree member may fork while the first pass runs.
+        for _ in 0..2 {
+            for pid in pty::descendants(self.inner.pid) {
+                if let Some(p) = Pid::from_raw(pid) {
+                    if rustix::process::kill_process(p, Signal::KILL).is_ok()
+                        && !killed.contains(&pid)
+                    {
+                        killed.push(pid);
+                    }
+                }
+            }
+        }
+        killed
+    }
+
     /// Up to `max` bytes of raw output from absolute offset `from`.
     pub fn output(&self, from: u64, max: usize) -> Chunk {
         lock(&self.inner.state).transcript.read(from, max)
@@ -287,7 +363,12 @@ impl Session {
                 "the program has exited",
             ));
         }
-        lock(&self.inner.state).last_input = Instant::now();
+        {
+            let mut st = lock(&self.inner.state);
+            st.last_input = Instant::now();
+            st.input_at = st.transcript.end();
+            st.input_echo = echo_line(bytes);
+        }
         let r = write_all(self.inner.pty.master(), bytes, limits::WRITE_TIMEOUT);
         lock(&self.inner.state).last_input = Instant::now();
         r?;
@@ -412,6 +493,14 @@ fn check(st: &State, until: &Until, now: Instant) -> (Option<Reason>, Option<Ins
             return (Some(Reason::Matched), None);
         }
     }
+    if let Some(ot) = &until.output_text {
+        if ot
+            .find(&st.transcript.read(ot.from, usize::MAX).data)
+            .is_some()
+        {
+            return (Some(Reason::Matched), None);
+        }
+    }
     let mut wake = None;
     if let Some((_, exited_at)) = st.exit {
         let drained = st.output_closed || now >= exited_at + limits::EXIT_DRAIN;
@@ -428,6 +517,20 @@ fn check(st: &State, until: &Until, now: Instant) -> (Option<Reason>, Option<Ins
         wake = Some(wake.map_or(at, |w: Instant| w.min(at)));
     }
     (None, wake)
+}
+
+/// The last non-empty line of text in `input` as a terminal would echo it:
+/// escape sequences (keys) and control characters removed.
+fn echo_line(input: &[u8]) -> Option<String> {
+    let lines: Vec<u8> = input
+        .iter()
+        .map(|&b| if b == b'\r' { b'\n' } else { b })
+        .collect();
+    crate::text::strip_ansi(&lines)
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(str::to_string)
 }
 
 /// The whole visible screen as text rows joined with `\n`.
