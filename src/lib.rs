@@ -27,6 +27,7 @@ pub mod client;
 pub mod keys;
 pub mod limits;
 pub mod manager;
+pub mod mcp;
 pub mod ops;
 pub mod pty;
 pub mod rpc;

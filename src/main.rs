@@ -24,6 +24,7 @@ Usage:
   ptybroker stop | kill-session                end a session (graceful | SIGKILL)
   ptybroker serve --cmd CMD (--socket PATH | --port N) [--cols C] [--rows R] [--cwd DIR]
   ptybroker daemon                             run the per-user daemon (started on demand)
+  ptybroker mcp                                serve MCP (terminal_* tools) on stdin/stdout
 
 Common options:
   -s, --session NAME   the session to use (default: default)
@@ -65,6 +66,7 @@ fn main() -> ExitCode {
     let result = match verb.as_str() {
         "daemon" => daemon(&mut p),
         "serve" => serve(&mut p),
+        "mcp" => mcp(&mut p),
         "help" => {
             print!("{HELP}");
             Ok(())
@@ -94,6 +96,22 @@ fn daemon(p: &mut lexopt::Parser) -> Result<(), Failure> {
     }
     server::daemon(&server::runtime_dir()).map_err(|m| Failure {
         message: m,
+        exit: 1,
+    })
+}
+
+fn mcp(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    if let Some(arg) = p.next()? {
+        return Err(match arg {
+            Short('h') | Long("help") => {
+                print!("{HELP}");
+                return Ok(());
+            }
+            _ => arg.unexpected().into(),
+        });
+    }
+    ptybroker::mcp::serve().map_err(|e| Failure {
+        message: format!("mcp: {e}"),
         exit: 1,
     })
 }
