@@ -6,6 +6,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
@@ -106,7 +107,13 @@ pub struct Until {
     /// A regex over the plain text (ANSI stripped) of the output, see
     /// [`OutputText`].
     pub output_text: Option<OutputText>,
+    /// Give up (as a timeout) once this flag is set, e.g. when the request
+    /// behind the wait is cancelled; looked at every [`CANCEL_POLL`].
+    pub cancel: Option<Arc<AtomicBool>>,
 }
+
+/// How often a wait looks at [`Until::cancel`].
+pub const CANCEL_POLL: Duration = Duration::from_millis(100);
 
 /// A regex over the output from an absolute offset, escape sequences and
 /// carriage returns stripped, optionally looking only past the echo of a line
@@ -121,19 +128,75 @@ pub struct OutputText {
 }
 
 impl OutputText {
-    /// The first match in `data` (the output from `self.from`).
-    fn find(&self, data: &[u8]) -> Option<String> {
-        let text = crate::text::strip_ansi(data);
-        let start = self
-            .skip_echo
-            .as_deref()
-            .filter(|e| !e.is_empty())
-            .and_then(|e| text.find(e).map(|i| i + e.len()))
-            .unwrap_or(0);
-        self.regex
-            .find(&text[start..])
-            .map(|m| m.as_str().to_string())
+    /// Strip and search what arrived since the last call on `scan`; the
+    /// first match, if any. Each call costs the new output plus an overlap,
+    /// so a wait on a chatty program stays linear.
+    fn advance(&self, transcript: &Transcript, scan: &mut Scan) -> Option<String> {
+        let chunk = transcript.read(scan.upto.max(self.from), usize::MAX);
+        if scan.upto != 0 && chunk.start > scan.upto {
+            // The ring lost output we had not seen: start afresh.
+            scan.text.clear();
+            scan.searched = 0;
+        }
+        let keep = crate::text::complete_prefix(&chunk.data);
+        scan.text
+            .push_str(&crate::text::strip_ansi(&chunk.data[..keep]));
+        scan.upto = chunk.start + keep as u64;
+        if scan.echo_end.is_none() {
+            match self.skip_echo.as_deref().filter(|e| !e.is_empty()) {
+                None => scan.echo_end = Some(0),
+                Some(e) => {
+                    if let Some(i) = scan.text.find(e) {
+                        scan.echo_end = Some(i + e.len());
+                    } else if scan.text.len() > SCAN_OVERLAP {
+                        // No echo (the program does not echo): look at all.
+                        scan.echo_end = Some(0);
+                    }
+                }
+            }
+        }
+        let mut from = scan
+            .echo_end
+            .unwrap_or(0)
+            .max(scan.searched.saturating_sub(SCAN_OVERLAP));
+        while !scan.text.is_char_boundary(from) {
+            from -= 1;
+        }
+        let found = self
+            .regex
+            .find(&scan.text[from..])
+            .map(|m| m.as_str().to_string());
+        scan.searched = scan.text.len();
+        // Keep memory bounded once the echo question is settled.
+        if let Some(echo_end) = scan.echo_end {
+            if scan.text.len() > 4 * SCAN_OVERLAP {
+                let mut cut = scan.text.len() - SCAN_OVERLAP;
+                while !scan.text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                scan.text.drain(..cut);
+                scan.echo_end = Some(echo_end.saturating_sub(cut));
+                scan.searched -= cut;
+            }
+        }
+        found
     }
+}
+
+/// How far back a search looks into output it has already searched, for
+/// matches that straddle two arrivals.
+const SCAN_OVERLAP: usize = 4 * 1024;
+
+/// Where one wait's search of the output got to.
+#[derive(Default)]
+struct Scan {
+    /// Absolute offset up to which output was stripped into `text`.
+    upto: u64,
+    text: String,
+    /// Where in `text` the search starts past the echo (`None`: not known yet).
+    echo_end: Option<usize>,
+    /// Length of `text` at the last search.
+    searched: usize,
 }
 
 /// Why a wait ended.
@@ -320,7 +383,7 @@ impl Session {
     /// The first match of `what` in the output now, if any.
     pub fn find_output(&self, what: &OutputText) -> Option<String> {
         let st = lock(&self.inner.state);
-        what.find(&st.transcript.read(what.from, usize::MAX).data)
+        what.advance(&st.transcript, &mut Scan::default())
     }
 
     /// Live (not zombie) direct children of the session's program.
@@ -452,16 +515,25 @@ impl Session {
     pub fn wait(&self, until: &Until, timeout: Duration) -> (Reason, Duration) {
         let start = Instant::now();
         let deadline = start + timeout.min(limits::MAX_WAIT);
+        let mut scan = Scan::default();
         let mut st = lock(&self.inner.state);
         loop {
             let now = Instant::now();
-            let (done, wake) = check(&st, until, now);
+            let (done, wake) = check(&st, until, now, &mut scan);
             if let Some(reason) = done {
                 return (reason, now - start);
             }
-            if now >= deadline {
+            let cancelled = until
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::Relaxed));
+            if now >= deadline || cancelled {
                 return (Reason::Timeout, now - start);
             }
+            let wake = match until.cancel {
+                Some(_) => Some(wake.map_or(now + CANCEL_POLL, |w| w.min(now + CANCEL_POLL))),
+                None => wake,
+            };
             let wake = wake.map_or(deadline, |w| w.min(deadline));
             let dur = wake
                 .saturating_duration_since(now)
@@ -478,7 +550,12 @@ impl Session {
 
 /// Does a condition of `until` hold now? If not, when should we look again
 /// even without new output (for time-based conditions)?
-fn check(st: &State, until: &Until, now: Instant) -> (Option<Reason>, Option<Instant>) {
+fn check(
+    st: &State,
+    until: &Until,
+    now: Instant,
+    scan: &mut Scan,
+) -> (Option<Reason>, Option<Instant>) {
     if until.text.is_some() || until.regex.is_some() {
         let text = screen_text(&st.screen);
         if until.text.as_deref().is_some_and(|t| text.contains(t))
@@ -494,10 +571,7 @@ fn check(st: &State, until: &Until, now: Instant) -> (Option<Reason>, Option<Ins
         }
     }
     if let Some(ot) = &until.output_text {
-        if ot
-            .find(&st.transcript.read(ot.from, usize::MAX).data)
-            .is_some()
-        {
+        if ot.advance(&st.transcript, scan).is_some() {
             return (Some(Reason::Matched), None);
         }
     }

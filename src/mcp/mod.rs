@@ -470,7 +470,7 @@ impl Server {
             }
         };
         if inline {
-            let outcome = handler(&self.ctx, &args, &AtomicBool::new(false));
+            let outcome = handler(&self.ctx, &args, &Arc::new(AtomicBool::new(false)));
             return Ok(Some(ok(id, tool_result(proto, outcome))));
         }
         let key = id.to_string();

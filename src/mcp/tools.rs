@@ -64,7 +64,7 @@ impl Default for Ctx {
 /// A tool's result: the structured content, or a message for the model.
 pub type Outcome = Result<Value, String>;
 
-type Handler = fn(&Ctx, &Map<String, Value>, &AtomicBool) -> Outcome;
+type Handler = fn(&Ctx, &Map<String, Value>, &Arc<AtomicBool>) -> Outcome;
 
 /// Every handler, by tool name (the catalog lists the same names).
 pub const HANDLERS: &[(&str, Handler)] = &[
@@ -265,22 +265,20 @@ fn failed(e: manager::Error) -> String {
     e.to_string()
 }
 
-/// Between checks of the cancel flag while waiting.
+/// Between looks at the cancel flag while settling.
 const SLICE: Duration = Duration::from_millis(250);
 
-/// `Session::wait`, in slices so that a cancelled request stops early.
-fn wait_until(s: &Session, until: &Until, timeout: Duration, cancel: &AtomicBool) -> Reason {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let (r, _) = s.wait(until, left.min(SLICE));
-        if r != Reason::Timeout || left <= SLICE || cancel.load(Ordering::Relaxed) {
-            return r;
-        }
-    }
+/// `Session::wait`, given up early when the request is cancelled.
+fn wait_until(s: &Session, until: &Until, timeout: Duration, cancel: &Arc<AtomicBool>) -> Reason {
+    let until = Until {
+        cancel: Some(Arc::clone(cancel)),
+        ..until.clone()
+    };
+    s.wait(&until, timeout).0
 }
 
 /// `ops::settle`, in slices likewise.
+/// (`ops::settle` takes no cancel flag, so it runs in short slices.)
 fn settle(s: &Session, quiet: Duration, timeout: Duration, cancel: &AtomicBool) -> Reason {
     let deadline = Instant::now() + timeout;
     loop {
@@ -296,7 +294,7 @@ fn settle(s: &Session, quiet: Duration, timeout: Duration, cancel: &AtomicBool) 
     }
 }
 
-fn start(ctx: &Ctx, m: &Map<String, Value>, cancel: &AtomicBool) -> Outcome {
+fn start(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
     let a = Args::new(
         m,
         &[
@@ -355,7 +353,7 @@ fn start(ctx: &Ctx, m: &Map<String, Value>, cancel: &AtomicBool) -> Outcome {
     }))
 }
 
-fn send(ctx: &Ctx, m: &Map<String, Value>, _: &AtomicBool) -> Outcome {
+fn send(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     let a = Args::new(m, &["session_id", "text", "keys", "enter", "repeat"])?;
     let (id, s) = a.session(ctx)?;
     let text = a.str("text")?.unwrap_or("");
@@ -392,7 +390,7 @@ fn send(ctx: &Ctx, m: &Map<String, Value>, _: &AtomicBool) -> Outcome {
     }))
 }
 
-fn read(ctx: &Ctx, m: &Map<String, Value>, _: &AtomicBool) -> Outcome {
+fn read(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     let a = Args::new(
         m,
         &[
@@ -459,7 +457,7 @@ fn read(ctx: &Ctx, m: &Map<String, Value>, _: &AtomicBool) -> Outcome {
     }))
 }
 
-fn wait(ctx: &Ctx, m: &Map<String, Value>, cancel: &AtomicBool) -> Outcome {
+fn wait(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
     let a = Args::new(
         m,
         &[
@@ -521,7 +519,7 @@ fn wait(ctx: &Ctx, m: &Map<String, Value>, cancel: &AtomicBool) -> Outcome {
     }))
 }
 
-fn screen(ctx: &Ctx, m: &Map<String, Value>, _: &AtomicBool) -> Outcome {
+fn screen(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     let a = Args::new(m, &["session_id", "max_chars"])?;
     let (id, s) = a.session(ctx)?;
     let max = a.max_chars()?;
@@ -542,7 +540,7 @@ fn screen(ctx: &Ctx, m: &Map<String, Value>, _: &AtomicBool) -> Outcome {
     }))
 }
 
-fn interrupt(ctx: &Ctx, m: &Map<String, Value>, _: &AtomicBool) -> Outcome {
+fn interrupt(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     let a = Args::new(m, &["session_id", "force"])?;
     let (id, s) = a.session(ctx)?;
     let grace = if a.bool("force")? {
@@ -559,7 +557,7 @@ fn interrupt(ctx: &Ctx, m: &Map<String, Value>, _: &AtomicBool) -> Outcome {
     }))
 }
 
-fn resize(ctx: &Ctx, m: &Map<String, Value>, _: &AtomicBool) -> Outcome {
+fn resize(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     let a = Args::new(m, &["session_id", "cols", "rows"])?;
     let (id, s) = a.session(ctx)?;
     let cols = a.int("cols", limits::COLS.0.into(), limits::COLS.1.into())?;
@@ -572,7 +570,7 @@ fn resize(ctx: &Ctx, m: &Map<String, Value>, _: &AtomicBool) -> Outcome {
     Ok(json!({"session_id": id, "size": {"cols": cols, "rows": rows}}))
 }
 
-fn list(ctx: &Ctx, m: &Map<String, Value>, _: &AtomicBool) -> Outcome {
+fn list(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     Args::new(m, &[])?;
     let sessions: Vec<Value> = ctx
         .manager
@@ -597,14 +595,14 @@ fn list(ctx: &Ctx, m: &Map<String, Value>, _: &AtomicBool) -> Outcome {
     Ok(json!({"sessions": sessions}))
 }
 
-fn close(ctx: &Ctx, m: &Map<String, Value>, _: &AtomicBool) -> Outcome {
+fn close(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     let a = Args::new(m, &["session_id", "force"])?;
     let (id, _) = a.session(ctx)?;
     let s = ctx.manager.stop(&id, a.bool("force")?).map_err(failed)?;
     Ok(json!({"session_id": id, "closed": true, "exit_code": exit_code(&s.status())}))
 }
 
-fn run(ctx: &Ctx, m: &Map<String, Value>, cancel: &AtomicBool) -> Outcome {
+fn run(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
     let a = Args::new(
         m,
         &["command", "shell", "cwd", "env", "timeout_ms", "max_chars"],
@@ -646,14 +644,16 @@ fn run(ctx: &Ctx, m: &Map<String, Value>, cancel: &AtomicBool) -> Outcome {
     let exit = s.kill();
     lock(&ctx.runs).remove(&key);
     let chunk = s.output(0, usize::MAX);
-    let mut out = text::strip_ansi(&chunk.data);
-    if chunk.dropped > 0 {
-        out = format!(
-            "[... {} earlier bytes were not kept ...]\n{out}",
-            chunk.dropped
-        );
-    }
-    let (out, cut) = text::head_tail(&out, max);
+    let note = if chunk.dropped > 0 {
+        format!("[... {} earlier bytes were not kept ...]\n", chunk.dropped)
+    } else {
+        String::new()
+    };
+    let (out, cut) = text::head_tail(
+        &text::strip_ansi(&chunk.data),
+        max.saturating_sub(note.chars().count()).max(1),
+    );
+    let out = note + &out;
     Ok(json!({
         "output": out,
         "exit_code": if timed_out { Value::Null } else { exit.map_or(Value::Null, |e| json!(e.code())) },
