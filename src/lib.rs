@@ -28,6 +28,7 @@ pub mod frame;
 pub mod keys;
 pub mod limits;
 pub mod manager;
+pub mod mcp;
 pub mod ops;
 pub mod pty;
 pub mod record;

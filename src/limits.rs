@@ -34,6 +34,33 @@ pub const DEFAULT_QUIET: Duration = Duration::from_millis(500);
 /// After the child exits, how long to wait for a background process still
 /// holding the terminal to finish writing before calling the output complete.
 pub const EXIT_DRAIN: Duration = Duration::from_millis(100);
+/// `ptybroker mcp`: MCP clients give up on a request after a timeout of
+/// their own (60 s by default in the official SDKs), so no tool call may
+/// block longer than this; `terminal_wait` and `terminal_run` cap their
+/// `timeout_ms` here. The longest any call can take is this plus
+/// [`MCP_KILL_SLACK`].
+pub const MCP_MAX_WAIT: Duration = Duration::from_secs(50);
+/// Upper bound of the clean-up after a wait: killing and reaping a timed-out
+/// command, or a graceful close's SIGTERM-then-SIGKILL.
+pub const MCP_KILL_SLACK: Duration = Duration::from_secs(4);
+/// Default `timeout_ms` of `terminal_wait` and `terminal_run`.
+pub const MCP_DEFAULT_WAIT: Duration = Duration::from_secs(30);
+/// How long `terminal_start` waits for the program to settle before it
+/// returns the first screen.
+pub const MCP_START_SETTLE: Duration = Duration::from_secs(10);
+/// Between Ctrl+C and killing the shell's surviving children in
+/// `terminal_interrupt`.
+pub const MCP_INTERRUPT_GRACE: Duration = Duration::from_millis(1_500);
+/// Default and largest `max_chars` of the MCP tools that return text.
+pub const MCP_DEFAULT_CHARS: usize = 20_000;
+pub const MCP_MAX_CHARS: usize = 1 << 20;
+/// Most times `terminal_send` may repeat its input.
+pub const MCP_MAX_REPEAT: u64 = 100;
+/// MCP terminal size when the caller does not say (seed 004).
+pub const MCP_DEFAULT_COLS: u16 = 120;
+pub const MCP_DEFAULT_ROWS: u16 = 30;
+/// Tool calls one `ptybroker mcp` runs at once; more get an error.
+pub const MCP_MAX_INFLIGHT: usize = 64;
 /// A daemon with no sessions exits after this long.
 pub const DAEMON_IDLE_EXIT: Duration = Duration::from_secs(30);
 

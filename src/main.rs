@@ -26,6 +26,7 @@ Usage:
   ptybroker daemon                             run the per-user daemon (started on demand)
   ptybroker render [--cols C] [--rows R] [--format text|ansi|json|svg] FILE
                                                replay a raw capture or asciicast, print the screen
+  ptybroker mcp                                serve MCP (terminal_* tools) on stdin/stdout
 
 Common options:
   -s, --session NAME   the session to use (default: default)
@@ -68,6 +69,7 @@ fn main() -> ExitCode {
         "daemon" => daemon(&mut p),
         "serve" => serve(&mut p),
         "render" => render(&mut p),
+        "mcp" => mcp(&mut p),
         "help" => {
             print!("{HELP}");
             Ok(())
@@ -97,6 +99,22 @@ fn daemon(p: &mut lexopt::Parser) -> Result<(), Failure> {
     }
     server::daemon(&server::runtime_dir()).map_err(|m| Failure {
         message: m,
+        exit: 1,
+    })
+}
+
+fn mcp(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    if let Some(arg) = p.next()? {
+        return Err(match arg {
+            Short('h') | Long("help") => {
+                print!("{HELP}");
+                return Ok(());
+            }
+            _ => arg.unexpected().into(),
+        });
+    }
+    ptybroker::mcp::serve().map_err(|e| Failure {
+        message: format!("mcp: {e}"),
         exit: 1,
     })
 }

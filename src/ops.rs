@@ -253,6 +253,36 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
     }
 }
 
+/// What [`interrupt`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interrupted {
+    /// Ctrl+C was written to the terminal.
+    pub sent: bool,
+    /// Children of the program that outlived the grace period and were
+    /// killed with their whole trees.
+    pub terminated: Vec<i32>,
+}
+
+/// Stop what a shell is running and keep the shell: type Ctrl+C, give the
+/// foreground job `grace` to exit, then SIGKILL every child of the
+/// session's program that is still alive, with all its descendants (a
+/// program that ignores SIGINT, or a job that was put in the background).
+/// A zero `grace` skips the wait.
+pub fn interrupt(s: &Session, grace: Duration) -> Result<Interrupted, Error> {
+    let sent = send(s, &[Input::Key("ctrl-c".into())]).is_ok();
+    let deadline = std::time::Instant::now() + grace;
+    while !s.children().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let terminated = s.kill_children();
+    if !sent && terminated.is_empty() && !s.status().running() {
+        return Err(Error::Failed(
+            "the program has exited; start a new session with terminal_start".into(),
+        ));
+    }
+    Ok(Interrupted { sent, terminated })
+}
+
 /// The signals a caller may send, by name (with or without `SIG`, any case)
 /// and number.
 const SIGNALS: &[(&str, rustix::process::Signal)] = {

@@ -136,6 +136,46 @@ pub fn session_processes(sid: i32) -> Vec<i32> {
     out
 }
 
+/// Every live (not zombie) process as `(pid, ppid)`, from /proc (empty where
+/// it is not available).
+fn process_table() -> Vec<(i32, i32)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let st = proc_stat(pid)?;
+            (st.state != 'Z' && st.state != 'X').then_some((pid, st.ppid))
+        })
+        .collect()
+}
+
+/// Live direct children of `pid`.
+pub fn children(pid: i32) -> Vec<i32> {
+    process_table()
+        .into_iter()
+        .filter(|&(_, ppid)| ppid == pid)
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// Live descendants of `pid` (children first, then theirs), not `pid` itself.
+pub fn descendants(pid: i32) -> Vec<i32> {
+    let table = process_table();
+    let mut out = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(parent) = frontier.pop() {
+        for &(p, ppid) in &table {
+            if ppid == parent && !out.contains(&p) {
+                out.push(p);
+                frontier.push(p);
+            }
+        }
+    }
+    out
+}
+
 /// The fields of `/proc/PID/stat` that ptybroker reads.
 #[derive(Clone, Debug)]
 pub struct ProcStat {

@@ -6,6 +6,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
@@ -104,6 +105,99 @@ pub struct Until {
     pub exit: bool,
     /// No output for this long.
     pub quiet: Option<Duration>,
+    /// A regex over the plain text (ANSI stripped) of the output, see
+    /// [`OutputText`].
+    pub output_text: Option<OutputText>,
+    /// Give up (as a timeout) once this flag is set, e.g. when the request
+    /// behind the wait is cancelled; looked at every [`CANCEL_POLL`].
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// How often a wait looks at [`Until::cancel`].
+pub const CANCEL_POLL: Duration = Duration::from_millis(100);
+
+/// A regex over the output from an absolute offset, escape sequences and
+/// carriage returns stripped, optionally looking only past the echo of a line
+/// the caller typed (so that waiting for `done` after typing `echo done`
+/// does not match the command itself).
+#[derive(Clone, Debug)]
+pub struct OutputText {
+    pub regex: Regex,
+    pub from: u64,
+    /// Match only after the first occurrence of this text (when it occurs).
+    pub skip_echo: Option<String>,
+}
+
+impl OutputText {
+    /// Strip and search what arrived since the last call on `scan`; the
+    /// first match, if any. Each call costs the new output plus an overlap,
+    /// so a wait on a chatty program stays linear.
+    fn advance(&self, transcript: &Transcript, scan: &mut Scan) -> Option<String> {
+        let chunk = transcript.read(scan.upto.max(self.from), usize::MAX);
+        if scan.upto != 0 && chunk.start > scan.upto {
+            // The ring lost output we had not seen: start afresh.
+            scan.text.clear();
+            scan.searched = 0;
+        }
+        let keep = crate::text::complete_prefix(&chunk.data);
+        scan.text
+            .push_str(&crate::text::strip_ansi(&chunk.data[..keep]));
+        scan.upto = chunk.start + keep as u64;
+        if scan.echo_end.is_none() {
+            match self.skip_echo.as_deref().filter(|e| !e.is_empty()) {
+                None => scan.echo_end = Some(0),
+                Some(e) => {
+                    if let Some(i) = scan.text.find(e) {
+                        scan.echo_end = Some(i + e.len());
+                    } else if scan.text.len() > SCAN_OVERLAP {
+                        // No echo (the program does not echo): look at all.
+                        scan.echo_end = Some(0);
+                    }
+                }
+            }
+        }
+        let mut from = scan
+            .echo_end
+            .unwrap_or(0)
+            .max(scan.searched.saturating_sub(SCAN_OVERLAP));
+        while !scan.text.is_char_boundary(from) {
+            from -= 1;
+        }
+        let found = self
+            .regex
+            .find(&scan.text[from..])
+            .map(|m| m.as_str().to_string());
+        scan.searched = scan.text.len();
+        // Keep memory bounded once the echo question is settled.
+        if let Some(echo_end) = scan.echo_end {
+            if scan.text.len() > 4 * SCAN_OVERLAP {
+                let mut cut = scan.text.len() - SCAN_OVERLAP;
+                while !scan.text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                scan.text.drain(..cut);
+                scan.echo_end = Some(echo_end.saturating_sub(cut));
+                scan.searched -= cut;
+            }
+        }
+        found
+    }
+}
+
+/// How far back a search looks into output it has already searched, for
+/// matches that straddle two arrivals.
+const SCAN_OVERLAP: usize = 4 * 1024;
+
+/// Where one wait's search of the output got to.
+#[derive(Default)]
+struct Scan {
+    /// Absolute offset up to which output was stripped into `text`.
+    upto: u64,
+    text: String,
+    /// Where in `text` the search starts past the echo (`None`: not known yet).
+    echo_end: Option<usize>,
+    /// Length of `text` at the last search.
+    searched: usize,
 }
 
 /// Why a wait ended.
@@ -146,6 +240,10 @@ struct State {
     /// Where the next incremental read of a one-shot caller (CLI `step`,
     /// MCP `terminal_read`) starts: everything before it was shown.
     mark: u64,
+    /// Transcript end when input was last written, and the last line of
+    /// text that input held (see [`Session::last_input`]).
+    input_at: u64,
+    input_echo: Option<String>,
 }
 
 struct Inner {
@@ -217,6 +315,8 @@ impl Session {
                 reader_done: false,
                 mark: 0,
                 recorder: None,
+                input_at: 0,
+                input_echo: None,
             }),
             changed: Condvar::new(),
             writer: Mutex::new(()),
@@ -332,6 +432,45 @@ impl Session {
             .map(|r| r.path().to_path_buf())
     }
 
+    /// Where the output stood when input was last written (0 before any),
+    /// and the last line of text in that input as the terminal would echo
+    /// it (`None` when it held only keys such as Enter or Ctrl+C).
+    pub fn last_input(&self) -> (u64, Option<String>) {
+        let st = lock(&self.inner.state);
+        (st.input_at, st.input_echo.clone())
+    }
+
+    /// The first match of `what` in the output now, if any.
+    pub fn find_output(&self, what: &OutputText) -> Option<String> {
+        let st = lock(&self.inner.state);
+        what.advance(&st.transcript, &mut Scan::default())
+    }
+
+    /// Live (not zombie) direct children of the session's program.
+    pub fn children(&self) -> Vec<i32> {
+        pty::children(self.inner.pid)
+    }
+
+    /// SIGKILL every child of the session's program together with all of
+    /// its descendants, keeping the program itself (a shell stays usable).
+    /// Returns the pids signalled.
+    pub fn kill_children(&self) -> Vec<i32> {
+        let mut killed = Vec::new();
+        // Twice: a tree member may fork while the first pass runs.
+        for _ in 0..2 {
+            for pid in pty::descendants(self.inner.pid) {
+                if let Some(p) = Pid::from_raw(pid) {
+                    if rustix::process::kill_process(p, Signal::KILL).is_ok()
+                        && !killed.contains(&pid)
+                    {
+                        killed.push(pid);
+                    }
+                }
+            }
+        }
+        killed
+    }
+
     /// Up to `max` bytes of raw output from absolute offset `from`.
     pub fn output(&self, from: u64, max: usize) -> Chunk {
         lock(&self.inner.state).transcript.read(from, max)
@@ -347,7 +486,12 @@ impl Session {
                 "the program has exited",
             ));
         }
-        lock(&self.inner.state).last_input = Instant::now();
+        {
+            let mut st = lock(&self.inner.state);
+            st.last_input = Instant::now();
+            st.input_at = st.transcript.end();
+            st.input_echo = echo_line(bytes);
+        }
         let r = write_all(self.inner.pty.master(), bytes, limits::WRITE_TIMEOUT);
         let mut st = lock(&self.inner.state);
         st.last_input = Instant::now();
@@ -441,16 +585,25 @@ impl Session {
     pub fn wait(&self, until: &Until, timeout: Duration) -> (Reason, Duration) {
         let start = Instant::now();
         let deadline = start + timeout.min(limits::MAX_WAIT);
+        let mut scan = Scan::default();
         let mut st = lock(&self.inner.state);
         loop {
             let now = Instant::now();
-            let (done, wake) = check(&st, until, now);
+            let (done, wake) = check(&st, until, now, &mut scan);
             if let Some(reason) = done {
                 return (reason, now - start);
             }
-            if now >= deadline {
+            let cancelled = until
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::Relaxed));
+            if now >= deadline || cancelled {
                 return (Reason::Timeout, now - start);
             }
+            let wake = match until.cancel {
+                Some(_) => Some(wake.map_or(now + CANCEL_POLL, |w| w.min(now + CANCEL_POLL))),
+                None => wake,
+            };
             let wake = wake.map_or(deadline, |w| w.min(deadline));
             let dur = wake
                 .saturating_duration_since(now)
@@ -467,7 +620,12 @@ impl Session {
 
 /// Does a condition of `until` hold now? If not, when should we look again
 /// even without new output (for time-based conditions)?
-fn check(st: &State, until: &Until, now: Instant) -> (Option<Reason>, Option<Instant>) {
+fn check(
+    st: &State,
+    until: &Until,
+    now: Instant,
+    scan: &mut Scan,
+) -> (Option<Reason>, Option<Instant>) {
     if until.text.is_some() || until.regex.is_some() {
         let text = screen_text(&st.screen);
         if until.text.as_deref().is_some_and(|t| text.contains(t))
@@ -479,6 +637,11 @@ fn check(st: &State, until: &Until, now: Instant) -> (Option<Reason>, Option<Ins
     if let Some((re, from)) = &until.output {
         let chunk = st.transcript.read(*from, usize::MAX);
         if re.is_match(&String::from_utf8_lossy(&chunk.data)) {
+            return (Some(Reason::Matched), None);
+        }
+    }
+    if let Some(ot) = &until.output_text {
+        if ot.advance(&st.transcript, scan).is_some() {
             return (Some(Reason::Matched), None);
         }
     }
@@ -498,6 +661,20 @@ fn check(st: &State, until: &Until, now: Instant) -> (Option<Reason>, Option<Ins
         wake = Some(wake.map_or(at, |w: Instant| w.min(at)));
     }
     (None, wake)
+}
+
+/// The last non-empty line of text in `input` as a terminal would echo it:
+/// escape sequences (keys) and control characters removed.
+fn echo_line(input: &[u8]) -> Option<String> {
+    let lines: Vec<u8> = input
+        .iter()
+        .map(|&b| if b == b'\r' { b'\n' } else { b })
+        .collect();
+    crate::text::strip_ansi(&lines)
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(str::to_string)
 }
 
 /// The whole visible screen as text rows joined with `\n`.

@@ -49,6 +49,56 @@ pub fn strip_ansi(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The length of the longest prefix of `bytes` that does not end inside a
+/// UTF-8 character or an escape sequence, so that a reader which stops there
+/// and resumes later sees each whole. A cut-off tail longer than 256 bytes is
+/// not held back (it is garbage rather than a sequence in flight).
+pub fn complete_prefix(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    // An unfinished UTF-8 character: a lead byte within the last 3 bytes
+    // whose sequence runs past the end.
+    let mut end = n;
+    for back in 1..=3.min(n) {
+        let b = bytes[n - back];
+        if b & 0xC0 == 0x80 {
+            continue;
+        }
+        let need = match b {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => 1,
+        };
+        if need > back {
+            end = n - back;
+        }
+        break;
+    }
+    // An unfinished escape sequence: an ESC near the end whose sequence has
+    // no final byte yet.
+    let window = end.saturating_sub(256);
+    if let Some(esc) = bytes[window..end].iter().rposition(|&b| b == 0x1b) {
+        let esc = window + esc;
+        if !escape_complete(&bytes[esc..end]) {
+            end = esc;
+        }
+    }
+    end
+}
+
+/// Does `seq` (starting with ESC) hold a whole escape sequence?
+fn escape_complete(seq: &[u8]) -> bool {
+    match seq.get(1) {
+        None => false,
+        Some(b'[') => seq[2..].iter().any(|b| (0x40..=0x7e).contains(b)),
+        Some(b']' | b'P' | b'_' | b'^' | b'X') => {
+            seq.contains(&0x07) || seq.windows(2).any(|w| w == b"\x1b\\")
+        }
+        Some(0x20..=0x2f) => seq[2..].iter().any(|b| (0x30..=0x7e).contains(b)),
+        Some(_) => true,
+    }
+}
+
 /// Keep the head and tail of `s` within `max` characters, with a marker that
 /// says how much was left out. Returns the text and whether it was cut.
 pub fn head_tail(s: &str, max: usize) -> (String, bool) {
@@ -96,6 +146,20 @@ mod tests {
         assert!(t.contains("omitted"));
         assert!(t.chars().count() <= 100);
         assert_eq!(head_tail("short", 100), ("short".to_string(), false));
+    }
+
+    #[test]
+    fn complete_prefix_holds_back_cut_sequences() {
+        assert_eq!(complete_prefix(b"abc"), 3);
+        assert_eq!(complete_prefix("a\u{e9}".as_bytes()), 3);
+        assert_eq!(complete_prefix(&"a\u{e9}".as_bytes()[..2]), 1);
+        assert_eq!(complete_prefix(&"a\u{20ac}".as_bytes()[..3]), 1);
+        assert_eq!(complete_prefix(b"ok\x1b[1;3"), 2);
+        assert_eq!(complete_prefix(b"ok\x1b[1;31m"), 9);
+        assert_eq!(complete_prefix(b"ok\x1b]0;title"), 2);
+        assert_eq!(complete_prefix(b"ok\x1b]0;title\x07"), 12);
+        assert_eq!(complete_prefix(b"ok\x1b"), 2);
+        assert_eq!(complete_prefix(b"ok\x1b(B"), 5);
     }
 
     #[test]

@@ -1,0 +1,564 @@
+//! `ptybroker mcp`: the Model Context Protocol server on stdin/stdout, with
+//! seed 004's terminal_* tools ([`catalog`] describes them, [`tools`] runs
+//! them on the core). This module is the protocol: JSON-RPC 2.0 framing,
+//! the two eras of MCP and the threads.
+//!
+//! Both eras are served by one process, as the 2026-07-28 revision's
+//! "dual-era server" (basic/versioning):
+//!
+//! - **Legacy** (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25): the client
+//!   opens with `initialize`, which negotiates the version for the rest of
+//!   the process; then `notifications/initialized`, `ping`, `tools/list`,
+//!   `tools/call`.
+//! - **Modern** (2026-07-28): no handshake. Every request carries
+//!   `io.modelcontextprotocol/protocolVersion` and
+//!   `io.modelcontextprotocol/clientCapabilities` in `params._meta`; a request
+//!   with an unknown version gets `UnsupportedProtocolVersionError` (-32022)
+//!   listing ours. Every result carries `resultType` and the server's identity
+//!   in `_meta`; `server/discover` and `tools/list` carry cache hints.
+//!
+//! A request with the modern `_meta` is served statelessly whatever came
+//! before; one without it uses the version `initialize` negotiated.
+//!
+//! Each `tools/call` runs on its own thread, so a long `terminal_wait` never
+//! holds up `ping` or calls on other sessions; responses are written whole,
+//! one line each, under a lock. `notifications/cancelled` stops a waiting call
+//! early and suppresses its response. On stdin EOF every session is killed
+//! and the process exits.
+
+mod catalog;
+mod tools;
+
+use std::collections::HashMap;
+use std::io::{self, BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{json, Map, Value};
+
+use crate::limits;
+
+/// Versions that open with `initialize`, newest first.
+pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Versions that carry their version per request.
+pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
+
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
+const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const METHOD_NOT_FOUND: i64 = -32601;
+const INVALID_PARAMS: i64 = -32602;
+const INTERNAL_ERROR: i64 = -32603;
+const UNSUPPORTED_VERSION: i64 = -32022;
+
+/// How long a client may cache `tools/list` and `server/discover`: the tool
+/// set never changes while the process runs.
+const CACHE_TTL_MS: u64 = 3_600_000;
+
+const INSTRUCTIONS: &str = "ptybroker keeps interactive programs alive in pseudo-terminals. Start a shell or program with terminal_start, type with terminal_send (enter=true to press Enter), then terminal_wait (until a regex, with ignore_echo=true, or quiet_ms) and look with terminal_screen (the rendered screen) or terminal_read (new raw output). terminal_interrupt stops a command and keeps the shell; terminal_close ends a session. For one-shot non-interactive commands use terminal_run. No call blocks longer than about 55 s.";
+
+/// Every version we speak, newest first.
+fn supported() -> Vec<&'static str> {
+    MODERN_VERSIONS
+        .iter()
+        .chain(LEGACY_VERSIONS.iter())
+        .copied()
+        .collect()
+}
+
+/// The protocol a request is served under.
+#[derive(Clone, Copy, Debug)]
+struct Proto {
+    version: &'static str,
+}
+
+impl Proto {
+    fn modern(self) -> bool {
+        self.version >= MODERN_VERSIONS[0]
+    }
+
+    /// Add what every result of this version carries.
+    fn wrap(self, mut result: Value) -> Value {
+        if self.modern() {
+            result["resultType"] = json!("complete");
+            result["_meta"] = json!({ META_SERVER: server_info(self) });
+        }
+        result
+    }
+
+    fn cacheable(self, mut result: Value) -> Value {
+        if self.modern() {
+            result["ttlMs"] = json!(CACHE_TTL_MS);
+            result["cacheScope"] = json!("public");
+        }
+        self.wrap(result)
+    }
+}
+
+fn server_info(p: Proto) -> Value {
+    let mut v = json!({"name": "ptybroker", "version": env!("CARGO_PKG_VERSION")});
+    if p.version >= "2025-06-18" {
+        v["title"] = json!("ptybroker terminals");
+    }
+    v
+}
+
+/// A JSON-RPC error: code, message and optional data.
+struct Fault(i64, String, Option<Value>);
+
+impl Fault {
+    fn new(code: i64, msg: impl Into<String>) -> Fault {
+        Fault(code, msg.into(), None)
+    }
+}
+
+fn error(id: &Value, f: Fault) -> Value {
+    let mut e = json!({"code": f.0, "message": f.1});
+    if let Some(d) = f.2 {
+        e["data"] = d;
+    }
+    json!({"jsonrpc": "2.0", "id": id, "error": e})
+}
+
+fn ok(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+struct Server {
+    ctx: tools::Ctx,
+    out: Mutex<Box<dyn Write + Send>>,
+    /// The version `initialize` negotiated, if it came.
+    legacy: Mutex<Option<&'static str>>,
+    /// Cancel flags of the tool calls running, by request id (as JSON text,
+    /// so `1` and `"1"` differ).
+    inflight: Mutex<HashMap<String, Arc<AtomicBool>>>,
+}
+
+/// Serve MCP on stdin/stdout until stdin closes.
+pub fn serve() -> io::Result<()> {
+    let server = Arc::new(Server {
+        ctx: tools::Ctx::new(),
+        out: Mutex::new(Box::new(io::stdout())),
+        legacy: Mutex::new(None),
+        inflight: Mutex::new(HashMap::new()),
+    });
+    let mut input = io::BufReader::new(io::stdin().lock());
+    loop {
+        match read_line(&mut input, limits::MAX_LINE_BYTES) {
+            Ok(Some(Line::Text(line))) => server.handle_line(&line),
+            Ok(Some(Line::TooLong)) => server.send(&error(
+                &Value::Null,
+                Fault::new(
+                    PARSE_ERROR,
+                    format!("message longer than {} bytes", limits::MAX_LINE_BYTES),
+                ),
+            )),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    server.ctx.shutdown();
+    Ok(())
+}
+
+enum Line {
+    Text(Vec<u8>),
+    TooLong,
+}
+
+/// One `\n`-terminated line, never buffering more than `max` bytes of it.
+fn read_line(r: &mut impl BufRead, max: usize) -> io::Result<Option<Line>> {
+    let mut buf = Vec::new();
+    let mut too_long = false;
+    let mut any = false;
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            if !any {
+                return Ok(None);
+            }
+            break;
+        }
+        any = true;
+        let (part, used, end) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (&avail[..i], i + 1, true),
+            None => (avail, avail.len(), false),
+        };
+        if !too_long {
+            if buf.len() + part.len() > max {
+                too_long = true;
+                buf = Vec::new();
+            } else {
+                buf.extend_from_slice(part);
+            }
+        }
+        r.consume(used);
+        if end {
+            break;
+        }
+    }
+    Ok(Some(if too_long {
+        Line::TooLong
+    } else {
+        Line::Text(buf)
+    }))
+}
+
+impl Server {
+    fn send(&self, msg: &Value) {
+        let mut out = lock(&self.out);
+        // A closed stdout means the client is gone; stdin's EOF ends us.
+        let _ = writeln!(out, "{msg}");
+        let _ = out.flush();
+    }
+
+    fn handle_line(self: &Arc<Self>, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let msg: Value = match serde_json::from_slice(line) {
+            Ok(v) => v,
+            Err(e) => {
+                let f = Fault::new(PARSE_ERROR, format!("Parse error: {e}"));
+                return self.send(&error(&Value::Null, f));
+            }
+        };
+        match msg {
+            // A batch (2025-03-26): answered as one array once all are done.
+            Value::Array(items) => {
+                if items.is_empty() {
+                    let f = Fault::new(INVALID_REQUEST, "Invalid request: empty batch");
+                    return self.send(&error(&Value::Null, f));
+                }
+                let me = Arc::clone(self);
+                let spawned =
+                    std::thread::Builder::new()
+                        .name("mcp-batch".into())
+                        .spawn(move || {
+                            let answers: Vec<Value> = items
+                                .into_iter()
+                                .filter_map(|m| me.handle_message(m, true))
+                                .collect();
+                            if !answers.is_empty() {
+                                me.send(&Value::Array(answers));
+                            }
+                        });
+                if spawned.is_err() {
+                    let f = Fault::new(INTERNAL_ERROR, "cannot start a thread for the batch");
+                    self.send(&error(&Value::Null, f));
+                }
+            }
+            m => {
+                if let Some(answer) = self.handle_message(m, false) {
+                    self.send(&answer);
+                }
+            }
+        }
+    }
+
+    /// Handle one message; returns the response to write now, if any (a
+    /// tool call answers later from its thread unless `inline`).
+    fn handle_message(self: &Arc<Self>, msg: Value, inline: bool) -> Option<Value> {
+        let invalid = |id: &Value, m: &str| {
+            Some(error(
+                id,
+                Fault::new(INVALID_REQUEST, format!("Invalid request: {m}")),
+            ))
+        };
+        let Value::Object(mut obj) = msg else {
+            return invalid(&Value::Null, "expected a JSON object");
+        };
+        if !obj.contains_key("method") && (obj.contains_key("result") || obj.contains_key("error"))
+        {
+            // A response to a request we never send.
+            return None;
+        }
+        let id = match obj.remove("id") {
+            None => None,
+            Some(id @ (Value::String(_) | Value::Number(_))) => Some(id),
+            Some(_) => return invalid(&Value::Null, "id must be a string or an integer"),
+        };
+        let id_or_null = id.clone().unwrap_or(Value::Null);
+        if obj.get("jsonrpc") != Some(&json!("2.0")) {
+            return invalid(&id_or_null, "jsonrpc must be \"2.0\"");
+        }
+        let Some(Value::String(method)) = obj.remove("method") else {
+            return invalid(&id_or_null, "method must be a string");
+        };
+        let params = match obj.remove("params") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(p)) => p,
+            Some(_) => {
+                let f = Fault::new(INVALID_PARAMS, "params must be an object");
+                return id.map(|id| error(&id, f));
+            }
+        };
+        let Some(id) = id else {
+            self.notification(&method, &params);
+            return None;
+        };
+        match self.request(&id, &method, &params, inline) {
+            Ok(answer) => answer,
+            Err(f) => Some(error(&id, f)),
+        }
+    }
+
+    fn notification(&self, method: &str, params: &Map<String, Value>) {
+        if method == "notifications/cancelled" {
+            if let Some(id) = params.get("requestId") {
+                if let Some(flag) = lock(&self.inflight).get(&id.to_string()) {
+                    flag.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        // notifications/initialized and anything else need nothing.
+    }
+
+    /// The protocol of a request: from its `_meta` (modern), else from
+    /// `initialize`.
+    fn protocol(&self, method: &str, params: &Map<String, Value>) -> Result<Proto, Fault> {
+        let meta = params.get("_meta").and_then(Value::as_object);
+        if let Some(v) = meta.and_then(|m| m.get(META_VERSION)) {
+            let Some(v) = v.as_str() else {
+                let m = format!("_meta {META_VERSION} must be a string");
+                return Err(Fault::new(INVALID_PARAMS, m));
+            };
+            let Some(version) = supported().into_iter().find(|s| *s == v) else {
+                return Err(Fault(
+                    UNSUPPORTED_VERSION,
+                    "Unsupported protocol version".into(),
+                    Some(json!({"supported": supported(), "requested": v})),
+                ));
+            };
+            if !meta
+                .and_then(|m| m.get(META_CAPABILITIES))
+                .is_some_and(Value::is_object)
+            {
+                let m = format!(
+                    "missing _meta {META_CAPABILITIES}: every request must declare the client's capabilities (an object, {{}} when it has none)"
+                );
+                return Err(Fault::new(INVALID_PARAMS, m));
+            }
+            return Ok(Proto { version });
+        }
+        match (method, *lock(&self.legacy)) {
+            (_, Some(version)) => Ok(Proto { version }),
+            ("initialize" | "ping", None) => Ok(Proto {
+                version: LEGACY_VERSIONS[0],
+            }),
+            _ => Err(Fault::new(
+                INVALID_PARAMS,
+                format!(
+                    "no protocol version: send initialize first (MCP {}), or put {META_VERSION} and {META_CAPABILITIES} in params._meta of every request (MCP {})",
+                    LEGACY_VERSIONS.join(", "),
+                    MODERN_VERSIONS.join(", ")
+                ),
+            )),
+        }
+    }
+
+    fn request(
+        self: &Arc<Self>,
+        id: &Value,
+        method: &str,
+        params: &Map<String, Value>,
+        inline: bool,
+    ) -> Result<Option<Value>, Fault> {
+        let proto = self.protocol(method, params)?;
+        let result = match method {
+            "initialize" => self.initialize(params)?,
+            "ping" => proto.wrap(json!({})),
+            "tools/list" => {
+                let tools: Vec<Value> = catalog::TOOLS
+                    .iter()
+                    .map(|t| catalog::listing(t, proto.version))
+                    .collect();
+                proto.cacheable(json!({ "tools": tools }))
+            }
+            "tools/call" => return self.call(id, params, proto, inline),
+            "server/discover" if proto.modern() => proto.cacheable(json!({
+                "supportedVersions": supported(),
+                "capabilities": {"tools": {"listChanged": false}},
+                "instructions": INSTRUCTIONS,
+            })),
+            "subscriptions/listen" if proto.modern() => {
+                // Our tool list never changes and we have no resources or
+                // prompts: acknowledge with nothing agreed and keep the
+                // stream open until the process ends.
+                self.send(&json!({
+                    "jsonrpc": "2.0",
+                    "method": "notifications/subscriptions/acknowledged",
+                    "params": {"notifications": {}, "_meta": { META_SUBSCRIPTION: id }},
+                }));
+                return Ok(None);
+            }
+            _ => {
+                return Err(Fault::new(
+                    METHOD_NOT_FOUND,
+                    format!("method not found: {method} (this server has tools only: tools/list, tools/call)"),
+                ))
+            }
+        };
+        Ok(Some(ok(id, result)))
+    }
+
+    /// Legacy version negotiation: the client's version when we speak it,
+    /// else our newest that has a handshake (2026-07-28 has none).
+    fn initialize(&self, params: &Map<String, Value>) -> Result<Value, Fault> {
+        let Some(asked) = params.get("protocolVersion").and_then(Value::as_str) else {
+            return Err(Fault::new(
+                INVALID_PARAMS,
+                "initialize needs params.protocolVersion (a string such as \"2025-11-25\")",
+            ));
+        };
+        let version = LEGACY_VERSIONS
+            .iter()
+            .copied()
+            .find(|v| *v == asked)
+            .unwrap_or(LEGACY_VERSIONS[0]);
+        *lock(&self.legacy) = Some(version);
+        let proto = Proto { version };
+        Ok(json!({
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": false}},
+            "serverInfo": server_info(proto),
+            "instructions": INSTRUCTIONS,
+        }))
+    }
+
+    fn call(
+        self: &Arc<Self>,
+        id: &Value,
+        params: &Map<String, Value>,
+        proto: Proto,
+        inline: bool,
+    ) -> Result<Option<Value>, Fault> {
+        let names = || {
+            catalog::TOOLS
+                .iter()
+                .map(|t| t.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            let m = format!("tools/call needs params.name, one of: {}", names());
+            return Err(Fault::new(INVALID_PARAMS, m));
+        };
+        let Some(&(_, handler)) = tools::HANDLERS.iter().find(|(n, _)| *n == name) else {
+            let m = format!("unknown tool {name:?}; the tools are: {}", names());
+            return Err(Fault::new(INVALID_PARAMS, m));
+        };
+        let args = match params.get("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(a)) => a.clone(),
+            Some(_) => {
+                return Err(Fault::new(
+                    INVALID_PARAMS,
+                    "tools/call arguments must be an object",
+                ))
+            }
+        };
+        if inline {
+            let outcome = handler(&self.ctx, &args, &Arc::new(AtomicBool::new(false)));
+            return Ok(Some(ok(id, tool_result(proto, outcome))));
+        }
+        let key = id.to_string();
+        let cancel = Arc::new(AtomicBool::new(false));
+        {
+            let mut inflight = lock(&self.inflight);
+            if inflight.len() >= limits::MCP_MAX_INFLIGHT {
+                let m = format!(
+                    "too many tool calls in flight ({}): wait for some to finish and call again",
+                    limits::MCP_MAX_INFLIGHT
+                );
+                return Ok(Some(ok(id, tool_result(proto, Err(m)))));
+            }
+            inflight.insert(key.clone(), Arc::clone(&cancel));
+        }
+        let me = Arc::clone(self);
+        let id = id.clone();
+        let thread_key = key.clone();
+        let spawned = std::thread::Builder::new()
+            .name("mcp-call".into())
+            .spawn(move || {
+                let run = || handler(&me.ctx, &args, &cancel);
+                let answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+                    Ok(outcome) => ok(&id, tool_result(proto, outcome)),
+                    Err(_) => error(
+                        &id,
+                        Fault::new(INTERNAL_ERROR, "internal error: the tool call failed"),
+                    ),
+                };
+                lock(&me.inflight).remove(&thread_key);
+                if !cancel.load(Ordering::Relaxed) {
+                    me.send(&answer);
+                }
+            });
+        if spawned.is_err() {
+            lock(&self.inflight).remove(&key);
+            return Err(Fault::new(
+                INTERNAL_ERROR,
+                "cannot start a thread for the call",
+            ));
+        }
+        Ok(None)
+    }
+}
+
+/// A `CallToolResult`: the structured content as JSON text (for clients
+/// before 2025-06-18, which have no structuredContent) and as
+/// structuredContent; or the failure's message with `isError`.
+fn tool_result(proto: Proto, outcome: tools::Outcome) -> Value {
+    let r = match outcome {
+        Ok(v) => {
+            let mut r = json!({
+                "content": [{"type": "text", "text": v.to_string()}],
+                "isError": false,
+            });
+            if proto.version >= "2025-06-18" {
+                r["structuredContent"] = v;
+            }
+            r
+        }
+        Err(m) => json!({"content": [{"type": "text", "text": m}], "isError": true}),
+    };
+    proto.wrap(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_line_bounds_and_splits() {
+        let mut r = io::BufReader::with_capacity(4, &b"ab\n0123456789\nxyz"[..]);
+        assert!(matches!(read_line(&mut r, 5), Ok(Some(Line::Text(l))) if l == b"ab"));
+        assert!(matches!(read_line(&mut r, 5), Ok(Some(Line::TooLong))));
+        assert!(matches!(read_line(&mut r, 5), Ok(Some(Line::Text(l))) if l == b"xyz"));
+        assert!(matches!(read_line(&mut r, 5), Ok(None)));
+    }
+
+    #[test]
+    fn versions_compare_as_dates() {
+        assert!(Proto {
+            version: "2026-07-28"
+        }
+        .modern());
+        assert!(!Proto {
+            version: "2025-11-25"
+        }
+        .modern());
+        assert_eq!(supported()[0], "2026-07-28");
+    }
+}

@@ -1,0 +1,664 @@
+//! The handlers of the terminal_* tools: each checks its arguments, calls
+//! the core ([`crate::manager`], [`crate::session`], [`crate::ops`],
+//! [`crate::text`]) and shapes the structured result. A failure is a message
+//! for the model that says what to do next; the protocol layer turns it into
+//! an `isError` result.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use regex_lite::Regex;
+use serde_json::{json, Map, Value};
+
+use crate::limits;
+use crate::manager::{self, Manager};
+use crate::ops::{self, Format, Input, Selection, Settle};
+use crate::session::{Options, OutputText, Reason, Session, Status, Until};
+use crate::text;
+
+/// What every tool call runs against.
+pub struct Ctx {
+    pub manager: Manager,
+    /// `terminal_run` commands in flight, killed with the server.
+    runs: Mutex<HashMap<u64, Arc<Session>>>,
+    next_run: AtomicU64,
+    next_name: AtomicU64,
+    /// The server's working directory: the default `cwd`.
+    cwd: PathBuf,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Ctx {
+    pub fn new() -> Ctx {
+        Ctx {
+            manager: Manager::new(),
+            runs: Mutex::new(HashMap::new()),
+            next_run: AtomicU64::new(0),
+            next_name: AtomicU64::new(0),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        }
+    }
+
+    /// Kill every session and running command (the server is exiting).
+    pub fn shutdown(&self) {
+        self.manager.shutdown();
+        let runs: Vec<_> = lock(&self.runs).drain().map(|(_, s)| s).collect();
+        for s in runs {
+            s.kill();
+        }
+    }
+}
+
+impl Default for Ctx {
+    fn default() -> Ctx {
+        Ctx::new()
+    }
+}
+
+/// A tool's result: the structured content, or a message for the model.
+pub type Outcome = Result<Value, String>;
+
+type Handler = fn(&Ctx, &Map<String, Value>, &Arc<AtomicBool>) -> Outcome;
+
+/// Every handler, by tool name (the catalog lists the same names).
+pub const HANDLERS: &[(&str, Handler)] = &[
+    ("terminal_start", start),
+    ("terminal_send", send),
+    ("terminal_read", read),
+    ("terminal_wait", wait),
+    ("terminal_screen", screen),
+    ("terminal_interrupt", interrupt),
+    ("terminal_resize", resize),
+    ("terminal_list", list),
+    ("terminal_close", close),
+    ("terminal_run", run),
+];
+
+/// A tool's arguments with typed, bounded accessors whose errors name the
+/// argument and what it takes.
+pub struct Args<'a> {
+    map: &'a Map<String, Value>,
+}
+
+impl<'a> Args<'a> {
+    /// Refuse arguments the tool does not take (a misspelt name would
+    /// otherwise be silently ignored).
+    pub fn new(map: &'a Map<String, Value>, known: &[&str]) -> Result<Args<'a>, String> {
+        if let Some(k) = map.keys().find(|k| !known.contains(&k.as_str())) {
+            let takes = if known.is_empty() {
+                "no arguments".to_string()
+            } else {
+                known.join(", ")
+            };
+            return Err(format!("unknown argument {k:?}: this tool takes {takes}"));
+        }
+        Ok(Args { map })
+    }
+
+    fn get(&self, k: &str) -> Option<&'a Value> {
+        self.map.get(k).filter(|v| !v.is_null())
+    }
+
+    fn str(&self, k: &str) -> Result<Option<&'a str>, String> {
+        match self.get(k) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(format!("{k} must be a string")),
+        }
+    }
+
+    fn bool(&self, k: &str) -> Result<bool, String> {
+        match self.get(k) {
+            None => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(format!("{k} must be true or false")),
+        }
+    }
+
+    /// An integer in `lo..=hi` (a float with no fraction counts).
+    fn int(&self, k: &str, lo: u64, hi: u64) -> Result<Option<u64>, String> {
+        let Some(v) = self.get(k) else {
+            return Ok(None);
+        };
+        let n = v.as_u64().or_else(|| {
+            v.as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
+                .map(|f| f as u64)
+        });
+        match n {
+            Some(n) if (lo..=hi).contains(&n) => Ok(Some(n)),
+            _ => Err(format!("{k} must be an integer from {lo} to {hi}, got {v}")),
+        }
+    }
+
+    fn strings(&self, k: &str) -> Result<Vec<String>, String> {
+        match self.get(k) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| format!("{k} must be an array of strings"))
+                })
+                .collect(),
+            Some(_) => Err(format!("{k} must be an array of strings")),
+        }
+    }
+
+    fn env(&self) -> Result<Vec<(String, String)>, String> {
+        let Some(v) = self.get("env") else {
+            return Ok(Vec::new());
+        };
+        let Value::Object(m) = v else {
+            return Err("env must be an object of NAME: value strings".into());
+        };
+        m.iter()
+            .map(|(k, v)| {
+                let v = v
+                    .as_str()
+                    .ok_or_else(|| format!("env value of {k} must be a string"))?;
+                if k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0') {
+                    return Err(format!(
+                        "invalid environment variable {k:?}: names are non-empty without '=', and neither holds a NUL"
+                    ));
+                }
+                Ok((k.clone(), v.to_string()))
+            })
+            .collect()
+    }
+
+    fn session(&self, ctx: &Ctx) -> Result<(String, Arc<Session>), String> {
+        let id = self.str("session_id")?.ok_or(
+            "session_id is required: the id terminal_start returned (terminal_list shows them)",
+        )?;
+        let s = ctx.manager.get(id).map_err(|_| {
+            format!("no session {id:?}: terminal_list shows the open sessions, terminal_start opens one")
+        })?;
+        Ok((id.to_string(), s))
+    }
+
+    fn max_chars(&self) -> Result<usize, String> {
+        Ok(self
+            .int("max_chars", 1, limits::MCP_MAX_CHARS as u64)?
+            .map_or(limits::MCP_DEFAULT_CHARS, |n| n as usize))
+    }
+
+    /// `timeout_ms`, defaulted and capped at [`limits::MCP_MAX_WAIT`].
+    fn timeout(&self) -> Result<Duration, String> {
+        Ok(self
+            .int("timeout_ms", 1, u64::MAX >> 11)?
+            .map_or(limits::MCP_DEFAULT_WAIT, Duration::from_millis)
+            .min(limits::MCP_MAX_WAIT))
+    }
+
+    fn cwd(&self, ctx: &Ctx) -> Result<PathBuf, String> {
+        let Some(c) = self.str("cwd")? else {
+            return Ok(ctx.cwd.clone());
+        };
+        let dir = ctx.cwd.join(c);
+        match std::fs::metadata(&dir) {
+            Ok(m) if m.is_dir() => Ok(std::fs::canonicalize(&dir).unwrap_or(dir)),
+            Ok(_) => Err(format!("cwd {c:?} is not a directory")),
+            Err(e) => Err(format!("cwd {c:?}: {e}")),
+        }
+    }
+}
+
+/// Find `name` as the shell would: an absolute path as is, anything else on
+/// PATH (the caller's `env` PATH when it sets one).
+fn resolve_program(name: &str, env: &[(String, String)]) -> Result<PathBuf, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if name.is_empty() {
+        return Err("shell must not be empty".into());
+    }
+    if name.contains('/') {
+        let p = Path::new(name);
+        if !p.is_absolute() {
+            return Err(format!(
+                "shell {name:?}: give a program name found on PATH or an absolute path"
+            ));
+        }
+        return if executable(p) {
+            Ok(p.to_path_buf())
+        } else {
+            Err(format!("shell {name:?} is not an executable file"))
+        };
+    }
+    let path = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    path.split(':')
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(d).join(name))
+        .find(|p| executable(p))
+        .ok_or_else(|| {
+            format!("shell {name:?} was not found on PATH; give an absolute path or another program (bash, sh, python3, ...)")
+        })
+}
+
+fn exit_code(st: &Status) -> Value {
+    st.exit.map_or(Value::Null, |e| json!(e.code()))
+}
+
+fn screen_text(s: &Session, max: usize) -> (String, bool) {
+    text::head_tail(
+        &ops::screen(s, Selection::All, Format::Text, false).text,
+        max,
+    )
+}
+
+fn failed(e: manager::Error) -> String {
+    e.to_string()
+}
+
+/// Between looks at the cancel flag while settling.
+const SLICE: Duration = Duration::from_millis(250);
+
+/// `Session::wait`, given up early when the request is cancelled.
+fn wait_until(s: &Session, until: &Until, timeout: Duration, cancel: &Arc<AtomicBool>) -> Reason {
+    let until = Until {
+        cancel: Some(Arc::clone(cancel)),
+        ..until.clone()
+    };
+    s.wait(&until, timeout).0
+}
+
+/// `ops::settle`, in slices likewise.
+/// (`ops::settle` takes no cancel flag, so it runs in short slices.)
+fn settle(s: &Session, quiet: Duration, timeout: Duration, cancel: &AtomicBool) -> Reason {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let how = Settle {
+            quiet,
+            max_wait: left.min(SLICE),
+        };
+        let (r, _) = ops::settle(s, how);
+        if r != Reason::Timeout || left <= SLICE || cancel.load(Ordering::Relaxed) {
+            return r;
+        }
+    }
+}
+
+fn start(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
+    let a = Args::new(
+        m,
+        &[
+            "shell", "cwd", "env", "cols", "rows", "name", "replace", "args",
+        ],
+    )?;
+    let env = a.env()?;
+    let shell = match a.str("shell")? {
+        Some(s) => resolve_program(s, &env)?,
+        None => resolve_program("bash", &env).or_else(|_| resolve_program("sh", &env))?,
+    };
+    let cwd = a.cwd(ctx)?;
+    let cols = a.int("cols", limits::COLS.0.into(), limits::COLS.1.into())?;
+    let rows = a.int("rows", limits::ROWS.0.into(), limits::ROWS.1.into())?;
+    let replace = a.bool("replace")?;
+    let mut argv = vec![shell.to_string_lossy().into_owned()];
+    argv.extend(a.strings("args")?);
+    let name = match a.str("name")? {
+        Some(n) => {
+            manager::check_name(n).map_err(failed)?;
+            n.to_string()
+        }
+        None => loop {
+            let n = format!("t{}", ctx.next_name.fetch_add(1, Ordering::Relaxed) + 1);
+            if ctx.manager.get(&n).is_err() {
+                break n;
+            }
+        },
+    };
+    let mut opts = Options::new(argv);
+    opts.spawn.cwd = Some(cwd.clone());
+    opts.spawn.env = env;
+    opts.spawn.cols = cols.map_or(limits::MCP_DEFAULT_COLS, |c| c as u16);
+    opts.spawn.rows = rows.map_or(limits::MCP_DEFAULT_ROWS, |r| r as u16);
+    let s = ctx
+        .manager
+        .start(&name, &opts, replace)
+        .map_err(|e| match e {
+            manager::Error::Running(..) => format!(
+                "session {name:?} is already running: pass replace=true to restart it, choose another name, or omit name"
+            ),
+            e => failed(e),
+        })?;
+    let ready = settle(&s, limits::DEFAULT_QUIET, limits::MCP_START_SETTLE, cancel);
+    let st = s.status();
+    Ok(json!({
+        "session_id": name,
+        "shell": shell.to_string_lossy(),
+        "cwd": cwd.to_string_lossy(),
+        "pid": s.pid(),
+        "size": {"cols": st.cols, "rows": st.rows},
+        "ready": ready.as_str(),
+        "screen": screen_text(&s, limits::MCP_DEFAULT_CHARS).0,
+        "running": st.running(),
+        "exit_code": exit_code(&st),
+    }))
+}
+
+fn send(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+    let a = Args::new(m, &["session_id", "text", "keys", "enter", "repeat"])?;
+    let (id, s) = a.session(ctx)?;
+    let text = a.str("text")?.unwrap_or("");
+    let keys = a.strings("keys")?;
+    let enter = a.bool("enter")?;
+    let repeat = a.int("repeat", 1, limits::MCP_MAX_REPEAT)?.unwrap_or(1);
+    if text.is_empty() && keys.is_empty() && !enter {
+        return Err("nothing to send: give text, keys or enter=true".into());
+    }
+    let mut once = Vec::new();
+    if !text.is_empty() {
+        once.push(Input::Text(text.to_string()));
+    }
+    once.extend(keys.into_iter().map(Input::Key));
+    if enter {
+        once.push(Input::Key("enter".into()));
+    }
+    let inputs: Vec<Input> = (0..repeat).flat_map(|_| once.iter().cloned()).collect();
+    let bytes = ops::encode(&s, &inputs).map_err(failed)?;
+    if let Err(e) = s.write(&bytes) {
+        let st = s.status();
+        return Err(match st.exit {
+            Some(x) => format!(
+                "session {id:?} has exited ({}); terminal_read shows its last output, terminal_start starts a new one",
+                crate::status::exited(x)
+            ),
+            None => e.to_string(),
+        });
+    }
+    Ok(json!({
+        "session_id": id,
+        "sent_chars": String::from_utf8_lossy(&bytes).chars().count(),
+        "running": s.status().running(),
+    }))
+}
+
+fn read(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+    let a = Args::new(
+        m,
+        &[
+            "session_id",
+            "since",
+            "max_chars",
+            "grep",
+            "tail",
+            "strip_ansi",
+        ],
+    )?;
+    let (id, s) = a.session(ctx)?;
+    let since = a.int("since", 0, u64::MAX >> 11)?;
+    let max = a.max_chars()?;
+    let grep = match a.str("grep")? {
+        Some(g) => Some(Regex::new(g).map_err(|e| format!("invalid grep regex: {e}"))?),
+        None => None,
+    };
+    let tail = a.int("tail", 1, 1_000_000)?;
+    let strip = a.bool("strip_ansi")?;
+    let end = s.output_end();
+    if since.is_some_and(|n| n > end) {
+        return Err(format!(
+            "since {} is past the end of the output ({end}); pass a cursor an earlier read returned, or omit since",
+            since.unwrap_or_default()
+        ));
+    }
+    let st = s.status();
+    let chunk = s.output(since.unwrap_or_else(|| s.mark()), usize::MAX);
+    // Hold back a character or escape sequence still arriving, unless the
+    // program is gone and nothing more will come.
+    let keep = if st.running() {
+        text::complete_prefix(&chunk.data)
+    } else {
+        chunk.data.len()
+    };
+    let data = &chunk.data[..keep];
+    let cursor = chunk.start + keep as u64;
+    s.set_mark(cursor);
+    let mut out = if strip {
+        text::strip_ansi(data)
+    } else {
+        String::from_utf8_lossy(data).into_owned()
+    };
+    if let Some(re) = grep {
+        out = out
+            .lines()
+            .filter(|l| re.is_match(l))
+            .map(|l| format!("{l}\n"))
+            .collect();
+    }
+    if let Some(n) = tail {
+        out = text::tail_lines(&out, n as usize);
+    }
+    let (out, truncated) = text::head_tail(&out, max);
+    Ok(json!({
+        "session_id": id,
+        "text": out,
+        "cursor": cursor,
+        "dropped": chunk.dropped,
+        "truncated": truncated,
+        "running": st.running(),
+        "exit_code": exit_code(&st),
+    }))
+}
+
+fn wait(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
+    let a = Args::new(
+        m,
+        &[
+            "session_id",
+            "until",
+            "quiet_ms",
+            "timeout_ms",
+            "ignore_echo",
+        ],
+    )?;
+    let (id, s) = a.session(ctx)?;
+    let until = a.str("until")?.filter(|u| !u.is_empty());
+    let quiet = a
+        .int("quiet_ms", 0, limits::MCP_MAX_WAIT.as_millis() as u64)?
+        .filter(|&q| q > 0)
+        .map(Duration::from_millis);
+    let timeout = a.timeout()?;
+    let ignore_echo = a.bool("ignore_echo")?;
+    let started = Instant::now();
+    let (reason, matched) = match until {
+        Some(u) => {
+            let regex = Regex::new(&format!("(?im){u}"))
+                .map_err(|e| format!("invalid regex in until: {e}"))?;
+            let (from, echo) = s.last_input();
+            let what = OutputText {
+                regex,
+                from,
+                skip_echo: if ignore_echo { echo } else { None },
+            };
+            let cond = Until {
+                output_text: Some(what.clone()),
+                exit: true,
+                quiet,
+                ..Until::default()
+            };
+            let reason = wait_until(&s, &cond, timeout, cancel);
+            let matched = if reason == Reason::Matched {
+                s.find_output(&what)
+            } else {
+                None
+            };
+            (reason, matched)
+        }
+        None => {
+            let q = quiet
+                .ok_or("give until (a regex to wait for), quiet_ms (a quiet period), or both")?;
+            (settle(&s, q, timeout, cancel), None)
+        }
+    };
+    let st = s.status();
+    Ok(json!({
+        "session_id": id,
+        "reason": reason.as_str(),
+        "matched": matched,
+        "running": st.running(),
+        "exit_code": exit_code(&st),
+        "screen": screen_text(&s, limits::MCP_DEFAULT_CHARS).0,
+        "waited_ms": started.elapsed().as_millis() as u64,
+    }))
+}
+
+fn screen(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+    let a = Args::new(m, &["session_id", "max_chars"])?;
+    let (id, s) = a.session(ctx)?;
+    let max = a.max_chars()?;
+    let view = ops::screen(&s, Selection::All, Format::Text, false);
+    let (out, truncated) = text::head_tail(&view.text, max);
+    let st = s.status();
+    Ok(json!({
+        "session_id": id,
+        "text": out,
+        "cursor": {"x": view.cursor_col - 1, "y": view.cursor_row - 1},
+        "cols": view.cols,
+        "rows": view.rows,
+        "running": st.running(),
+        "exit_code": exit_code(&st),
+        "truncated": truncated,
+        "title": view.title,
+        "alt_screen": view.alt_screen,
+    }))
+}
+
+fn interrupt(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+    let a = Args::new(m, &["session_id", "force"])?;
+    let (id, s) = a.session(ctx)?;
+    let grace = if a.bool("force")? {
+        Duration::ZERO
+    } else {
+        limits::MCP_INTERRUPT_GRACE
+    };
+    let done = ops::interrupt(&s, grace).map_err(failed)?;
+    Ok(json!({
+        "session_id": id,
+        "sent": done.sent,
+        "running": s.status().running(),
+        "terminated": done.terminated,
+    }))
+}
+
+fn resize(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+    let a = Args::new(m, &["session_id", "cols", "rows"])?;
+    let (id, s) = a.session(ctx)?;
+    let cols = a.int("cols", limits::COLS.0.into(), limits::COLS.1.into())?;
+    let rows = a.int("rows", limits::ROWS.0.into(), limits::ROWS.1.into())?;
+    let (Some(cols), Some(rows)) = (cols, rows) else {
+        return Err("cols and rows are both required".into());
+    };
+    s.resize(cols as u16, rows as u16)
+        .map_err(|e| format!("cannot resize: {e}"))?;
+    Ok(json!({"session_id": id, "size": {"cols": cols, "rows": rows}}))
+}
+
+fn list(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+    Args::new(m, &[])?;
+    let sessions: Vec<Value> = ctx
+        .manager
+        .list()
+        .into_iter()
+        .map(|(name, s)| {
+            let st = s.status();
+            json!({
+                "session_id": name,
+                "state": if st.running() { "running" } else { "exited" },
+                "pid": st.pid,
+                "shell": s.argv().first().cloned().unwrap_or_default(),
+                "cwd": s.cwd().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default(),
+                "size": {"cols": st.cols, "rows": st.rows},
+                "idle_ms": st.quiet_for.as_millis() as u64,
+                "running_for_ms": st.running_for.as_millis() as u64,
+                "buffer_bytes": st.buffered,
+                "exit_code": exit_code(&st),
+            })
+        })
+        .collect();
+    Ok(json!({"sessions": sessions}))
+}
+
+fn close(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+    let a = Args::new(m, &["session_id", "force"])?;
+    let (id, _) = a.session(ctx)?;
+    let s = ctx.manager.stop(&id, a.bool("force")?).map_err(failed)?;
+    Ok(json!({"session_id": id, "closed": true, "exit_code": exit_code(&s.status())}))
+}
+
+fn run(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
+    let a = Args::new(
+        m,
+        &["command", "shell", "cwd", "env", "timeout_ms", "max_chars"],
+    )?;
+    let command = a
+        .str("command")?
+        .filter(|c| !c.trim().is_empty())
+        .ok_or("command is required: the command line to run")?;
+    let mut env = vec![
+        ("PAGER".to_string(), "cat".to_string()),
+        ("GIT_PAGER".to_string(), "cat".to_string()),
+    ];
+    env.extend(a.env()?);
+    let shell = resolve_program(a.str("shell")?.unwrap_or("sh"), &env)?;
+    let cwd = a.cwd(ctx)?;
+    let timeout = a.timeout()?;
+    let max = a.max_chars()?;
+    let mut opts = Options::new(vec![
+        shell.to_string_lossy().into_owned(),
+        "-c".into(),
+        command.to_string(),
+    ]);
+    opts.spawn.cwd = Some(cwd);
+    opts.spawn.env = env;
+    opts.spawn.cols = limits::MCP_DEFAULT_COLS;
+    opts.spawn.rows = limits::MCP_DEFAULT_ROWS;
+    let started = Instant::now();
+    let s = Arc::new(Session::start(&opts).map_err(|e| format!("cannot run the command: {e}"))?);
+    let key = ctx.next_run.fetch_add(1, Ordering::Relaxed);
+    lock(&ctx.runs).insert(key, Arc::clone(&s));
+    let until = Until {
+        exit: true,
+        ..Until::default()
+    };
+    let reason = wait_until(&s, &until, timeout, cancel);
+    let duration = started.elapsed();
+    let timed_out = reason != Reason::Exited;
+    // Also ends anything the command left running in the background.
+    let exit = s.kill();
+    lock(&ctx.runs).remove(&key);
+    let chunk = s.output(0, usize::MAX);
+    let note = if chunk.dropped > 0 {
+        format!("[... {} earlier bytes were not kept ...]\n", chunk.dropped)
+    } else {
+        String::new()
+    };
+    let (out, cut) = text::head_tail(
+        &text::strip_ansi(&chunk.data),
+        max.saturating_sub(note.chars().count()).max(1),
+    );
+    let out = note + &out;
+    Ok(json!({
+        "output": out,
+        "exit_code": if timed_out { Value::Null } else { exit.map_or(Value::Null, |e| json!(e.code())) },
+        "timed_out": timed_out,
+        "duration_ms": duration.as_millis() as u64,
+        "truncated": cut || chunk.dropped > 0,
+    }))
+}

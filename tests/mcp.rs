@@ -1,0 +1,978 @@
+//! `ptybroker mcp` driven by a small MCP client over its stdin/stdout, as an
+//! agent's client would: the lifecycle of both protocol eras, the tool
+//! schemas, every tool against real programs (bash, python3), bad
+//! arguments, interrupts, timeouts and the output ring.
+//!
+//! No assertion depends on timing: timeouts are generous upper bounds only.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const LIMIT: Duration = Duration::from_secs(90);
+
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Value>,
+    /// Messages read while looking for another id.
+    stash: Vec<Value>,
+    next: i64,
+    /// `_meta` added to every request (the 2026-07-28 style), if any.
+    meta: Option<Value>,
+}
+
+impl Client {
+    fn spawn() -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ptybroker"))
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn ptybroker mcp");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("server wrote invalid JSON {line:?}: {e}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        Client {
+            stdin: child.stdin.take(),
+            child,
+            rx,
+            stash: Vec::new(),
+            next: 0,
+            meta: None,
+        }
+    }
+
+    /// A client that has done the `initialize` handshake at `version`.
+    fn legacy(version: &str) -> Client {
+        let mut c = Client::spawn();
+        let r = c.request("initialize", init_params(version));
+        assert_eq!(r["result"]["protocolVersion"], version, "{r}");
+        c.notify("notifications/initialized", json!({}));
+        c
+    }
+
+    /// A 2026-07-28 client: no handshake, `_meta` on every request.
+    fn modern() -> Client {
+        let mut c = Client::spawn();
+        c.meta = Some(modern_meta("2026-07-28"));
+        c
+    }
+
+    fn raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").expect("write to server");
+        stdin.flush().expect("flush");
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        self.raw(&msg.to_string());
+    }
+
+    /// Send a request without waiting; returns its id.
+    fn start_request(&mut self, method: &str, mut params: Value) -> Value {
+        self.next += 1;
+        let id = json!(self.next);
+        if let Some(meta) = &self.meta {
+            params["_meta"] = meta.clone();
+        }
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.raw(&msg.to_string());
+        id
+    }
+
+    /// The next message with this id (others are kept for later).
+    fn response(&mut self, id: &Value) -> Value {
+        if let Some(i) = self.stash.iter().position(|m| &m["id"] == id) {
+            return self.stash.remove(i);
+        }
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = self
+                .rx
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no response to request {id} within {LIMIT:?}"));
+            if &m["id"] == id {
+                return m;
+            }
+            self.stash.push(m);
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.start_request(method, params);
+        let r = self.response(&id);
+        assert_eq!(r["jsonrpc"], "2.0");
+        r
+    }
+
+    /// The JSON-RPC error code of a request that must fail.
+    fn fault(&mut self, method: &str, params: Value) -> i64 {
+        let r = self.request(method, params);
+        r["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{method} should fail: {r}"))
+    }
+
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        assert!(r.get("error").is_none(), "{tool}: {r}");
+        r["result"].clone()
+    }
+
+    /// The structured result of a tool call that must succeed.
+    fn ok(&mut self, tool: &str, args: Value) -> Value {
+        let r = self.call(tool, args);
+        assert_eq!(r["isError"], false, "{tool} failed: {r}");
+        let text = r["content"][0]["text"].as_str().expect("text content");
+        let from_text: Value = serde_json::from_str(text).expect("text is the JSON result");
+        assert_eq!(
+            from_text, r["structuredContent"],
+            "text and structuredContent agree"
+        );
+        r["structuredContent"].clone()
+    }
+
+    /// The message of a tool call that must fail as a tool error.
+    fn err(&mut self, tool: &str, args: Value) -> String {
+        let r = self.call(tool, args.clone());
+        assert_eq!(r["isError"], true, "{tool} {args} should fail: {r}");
+        r["content"][0]["text"]
+            .as_str()
+            .expect("message")
+            .to_string()
+    }
+
+    /// A bash without startup files and with a plain `$ ` prompt.
+    fn bash(&mut self) -> String {
+        let r = self.ok(
+            "terminal_start",
+            json!({"shell": "bash", "args": ["--norc", "--noprofile"],
+                   "env": {"PS1": "$ ", "HISTFILE": "/dev/null"}}),
+        );
+        assert_eq!(r["running"], true);
+        r["session_id"].as_str().expect("id").to_string()
+    }
+
+    /// Type a command line and wait for the next prompt after its output.
+    fn run_line(&mut self, id: &str, line: &str) -> Value {
+        self.ok(
+            "terminal_send",
+            json!({"session_id": id, "text": line, "enter": true}),
+        );
+        let w = self.ok(
+            "terminal_wait",
+            json!({"session_id": id, "until": "^\\$ $", "ignore_echo": true, "timeout_ms": 40000}),
+        );
+        assert_eq!(w["reason"], "matched", "{line}: {w}");
+        w
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        // EOF ends the server, which kills its sessions.
+        self.stdin.take();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if !std::thread::panicking() {
+            panic!("ptybroker mcp did not exit on stdin EOF");
+        }
+    }
+}
+
+fn init_params(version: &str) -> Value {
+    json!({"protocolVersion": version, "capabilities": {},
+           "clientInfo": {"name": "tests/mcp.rs", "version": "1"}})
+}
+
+fn modern_meta(version: &str) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "tests/mcp.rs", "version": "1"},
+    })
+}
+
+const LEGACY: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+const TOOLS: [&str; 10] = [
+    "terminal_start",
+    "terminal_send",
+    "terminal_read",
+    "terminal_wait",
+    "terminal_screen",
+    "terminal_interrupt",
+    "terminal_resize",
+    "terminal_list",
+    "terminal_close",
+    "terminal_run",
+];
+
+/// Is a process with exactly this argv alive (not a zombie)?
+fn process_alive(argv: &[&str]) -> bool {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .any(|e| {
+            let p = e.path();
+            let alive = std::fs::read_to_string(p.join("stat"))
+                .ok()
+                .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().to_string()))
+                .is_some_and(|r| !r.starts_with('Z'));
+            alive && std::fs::read(p.join("cmdline")).is_ok_and(|c| c == want)
+        })
+}
+
+fn pid_alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().to_string()))
+        .is_some_and(|r| !r.starts_with('Z'))
+}
+
+/// Wait (bounded) until `f` holds.
+fn eventually(what: &str, f: impl Fn() -> bool) {
+    let deadline = Instant::now() + LIMIT;
+    while !f() {
+        assert!(Instant::now() < deadline, "never happened: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn initialize_answers_each_supported_version_and_the_newest_otherwise() {
+    for v in LEGACY {
+        let mut c = Client::legacy(v);
+        assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+        let tools = c.request("tools/list", json!({}))["result"]["tools"].clone();
+        let tools = tools.as_array().expect("tools");
+        assert_eq!(tools.len(), TOOLS.len());
+        for t in tools {
+            assert_eq!(
+                t.get("outputSchema").is_some(),
+                v >= "2025-06-18",
+                "outputSchema at {v}"
+            );
+            assert!(t.get("resultType").is_none());
+        }
+        let r = c.call("terminal_list", json!({}));
+        assert_eq!(r["isError"], false);
+        assert_eq!(r.get("structuredContent").is_some(), v >= "2025-06-18");
+        assert!(r.get("resultType").is_none(), "no 2026 fields at {v}");
+    }
+    for (asked, answered) in [("1999-01-01", "2025-11-25"), ("2026-07-28", "2025-11-25")] {
+        let mut c = Client::spawn();
+        let r = c.request("initialize", init_params(asked));
+        assert_eq!(r["result"]["protocolVersion"], answered);
+        assert_eq!(r["result"]["serverInfo"]["name"], "ptybroker");
+        assert!(r["result"]["capabilities"]["tools"].is_object());
+    }
+}
+
+#[test]
+fn the_2026_07_28_style_needs_no_handshake() {
+    let mut c = Client::modern();
+    let d = c.request("server/discover", json!({}))["result"].clone();
+    assert_eq!(d["resultType"], "complete");
+    let versions: Vec<&str> = d["supportedVersions"]
+        .as_array()
+        .expect("supportedVersions")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for v in LEGACY.iter().chain(&["2026-07-28"]) {
+        assert!(versions.contains(v), "{v} in {versions:?}");
+    }
+    assert!(d["capabilities"]["tools"].is_object());
+    assert!(d["ttlMs"].as_u64().is_some());
+    assert!(["public", "private"].contains(&d["cacheScope"].as_str().unwrap_or("")));
+    assert_eq!(
+        d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "ptybroker"
+    );
+
+    let l = c.request("tools/list", json!({}))["result"].clone();
+    assert_eq!(l["resultType"], "complete");
+    assert!(l["ttlMs"].as_u64().is_some() && l["cacheScope"].is_string());
+    assert!(l["tools"][0]["outputSchema"].is_object());
+
+    let r = c.ok("terminal_run", json!({"command": "echo stateless"}));
+    assert_eq!(r["output"], "stateless\n");
+    let r = c.call("terminal_list", json!({}));
+    assert_eq!(r["resultType"], "complete");
+
+    // Versions are checked per request.
+    c.meta = Some(modern_meta("2099-01-01"));
+    let r = c.request("tools/list", json!({}));
+    assert_eq!(r["error"]["code"], -32022, "{r}");
+    assert_eq!(r["error"]["data"]["requested"], "2099-01-01");
+    assert!(r["error"]["data"]["supported"]
+        .as_array()
+        .is_some_and(|s| s.contains(&json!("2026-07-28"))));
+    // Capabilities are required on every request.
+    c.meta = Some(json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"}));
+    assert_eq!(c.fault("tools/list", json!({})), -32602);
+    // Without _meta and without initialize, nothing says which protocol.
+    c.meta = None;
+    assert_eq!(c.fault("tools/list", json!({})), -32602);
+    // And the server is still fine.
+    c.meta = Some(modern_meta("2026-07-28"));
+    assert_eq!(
+        c.request("tools/list", json!({}))["result"]["resultType"],
+        "complete"
+    );
+}
+
+#[test]
+fn protocol_faults_are_json_rpc_errors_and_the_server_carries_on() {
+    let mut c = Client::legacy("2025-11-25");
+    c.raw("{not json");
+    let r = c.response(&Value::Null);
+    assert_eq!(r["error"]["code"], -32700);
+    c.raw(r#"{"id": 5, "method": "ping"}"#);
+    assert_eq!(c.response(&json!(5))["error"]["code"], -32600);
+    c.raw(r#"{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}"#);
+    assert_eq!(c.response(&Value::Null)["error"]["code"], -32600);
+    assert_eq!(c.fault("no/such/method", json!({})), -32601);
+    assert_eq!(
+        c.fault("tools/call", json!({"name": "terminal_nope"})),
+        -32602
+    );
+    assert_eq!(c.fault("tools/call", json!({})), -32602);
+    assert_eq!(
+        c.fault(
+            "tools/call",
+            json!({"name": "terminal_list", "arguments": [1]})
+        ),
+        -32602
+    );
+    assert_eq!(c.fault("initialize", json!({})), -32602);
+    // A batch gets one array of answers.
+    c.raw(r#"[{"jsonrpc": "2.0", "id": "a", "method": "ping"}, {"jsonrpc": "2.0", "id": "b", "method": "ping"}]"#);
+    let deadline = Instant::now() + LIMIT;
+    let batch = loop {
+        let m =
+            c.rx.recv_timeout(deadline - Instant::now())
+                .expect("batch answer");
+        if m.is_array() {
+            break m;
+        }
+    };
+    assert_eq!(batch.as_array().map(Vec::len), Some(2));
+    assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+}
+
+fn check_schema(tool: &str, s: &Value) {
+    const TYPES: [&str; 7] = [
+        "string", "integer", "number", "boolean", "object", "array", "null",
+    ];
+    assert_eq!(s["type"], "object", "{tool}: schema type");
+    let props = s["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{tool}: properties"));
+    for (name, p) in props {
+        let types: Vec<&Value> = match &p["type"] {
+            Value::Array(a) => a.iter().collect(),
+            t => vec![t],
+        };
+        assert!(
+            types
+                .iter()
+                .all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t))),
+            "{tool}.{name}: type {}",
+            p["type"]
+        );
+        if p["type"] == "object" && p.get("properties").is_some() {
+            check_schema(&format!("{tool}.{name}"), p);
+        }
+        if p["type"] == "array" {
+            assert!(p["items"].is_object(), "{tool}.{name}: items");
+            if p["items"]["type"] == "object" {
+                check_schema(&format!("{tool}.{name}[]"), &p["items"]);
+            }
+        }
+        for bound in ["minimum", "maximum"] {
+            if let Some(b) = p.get(bound) {
+                assert!(b.is_number(), "{tool}.{name}: {bound}");
+            }
+        }
+    }
+    for r in s["required"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{tool}: required"))
+    {
+        let r = r.as_str().expect("required names are strings");
+        assert!(
+            props.contains_key(r),
+            "{tool}: required {r} is not a property"
+        );
+    }
+}
+
+#[test]
+fn every_tool_has_valid_input_and_output_schemas() {
+    let mut c = Client::legacy("2025-11-25");
+    let tools = c.request("tools/list", json!({}))["result"]["tools"].clone();
+    let tools = tools.as_array().expect("tools");
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, TOOLS);
+    for t in tools {
+        let name = t["name"].as_str().unwrap_or_default();
+        assert!(
+            t["description"].as_str().is_some_and(|d| d.len() > 40),
+            "{name}"
+        );
+        check_schema(name, &t["inputSchema"]);
+        check_schema(&format!("{name} output"), &t["outputSchema"]);
+    }
+}
+
+#[test]
+fn a_bash_session_end_to_end() {
+    let mut c = Client::legacy("2025-06-18");
+    let start = c.ok(
+        "terminal_start",
+        json!({"shell": "bash", "args": ["--norc", "--noprofile"], "name": "sh1",
+               "cwd": "/", "cols": 90, "rows": 20,
+               "env": {"PS1": "$ ", "HISTFILE": "/dev/null", "MCP_TEST_VAR": "from-env"}}),
+    );
+    assert_eq!(start["session_id"], "sh1");
+    assert_eq!(start["cwd"], "/");
+    assert!(start["shell"]
+        .as_str()
+        .is_some_and(|s| s.ends_with("/bash")));
+    assert_eq!(start["size"], json!({"cols": 90, "rows": 20}));
+    assert!(["quiet", "idle", "timeout"].contains(&start["ready"].as_str().unwrap_or("")));
+    let pid = start["pid"].as_i64().expect("pid");
+    assert!(pid_alive(pid));
+
+    let sent = c.ok(
+        "terminal_send",
+        json!({"session_id": "sh1", "text": "echo $MCP_TEST_VAR-$((6*7)) $PWD", "enter": true}),
+    );
+    assert_eq!(sent["running"], true);
+    assert_eq!(
+        sent["sent_chars"],
+        "echo $MCP_TEST_VAR-$((6*7)) $PWD\r".len()
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": "sh1", "until": "from-env-42 /", "ignore_echo": true, "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
+    assert_eq!(w["matched"], "from-env-42 /");
+    assert_eq!(w["running"], true);
+    assert_eq!(w["exit_code"], Value::Null);
+    assert!(w["screen"]
+        .as_str()
+        .is_some_and(|s| s.contains("from-env-42 /")));
+    // The echo alone does not match with ignore_echo.
+    c.ok(
+        "terminal_send",
+        json!({"session_id": "sh1", "text": "# only-in-the-echo", "enter": true}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": "sh1", "until": "only-in-the-echo", "ignore_echo": true, "timeout_ms": 1500}),
+    );
+    assert_ne!(w["reason"], "matched", "{w}");
+
+    let screen = c.ok("terminal_screen", json!({"session_id": "sh1"}));
+    assert!(screen["text"]
+        .as_str()
+        .is_some_and(|s| s.contains("$ echo $MCP_TEST_VAR")));
+    assert_eq!(
+        (screen["cols"].clone(), screen["rows"].clone()),
+        (json!(90), json!(20))
+    );
+    assert_eq!(screen["cursor"]["x"], 2, "{screen}");
+    assert_eq!(screen["alt_screen"], false);
+
+    let r1 = c.ok(
+        "terminal_read",
+        json!({"session_id": "sh1", "strip_ansi": true}),
+    );
+    assert!(
+        r1["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("from-env-42 /")),
+        "{r1}"
+    );
+    assert_eq!(r1["dropped"], 0);
+    let r2 = c.ok("terminal_read", json!({"session_id": "sh1"}));
+    assert_eq!(r2["text"], "", "a second read repeats nothing");
+    assert_eq!(r2["cursor"], r1["cursor"]);
+    let again = c.ok(
+        "terminal_read",
+        json!({"session_id": "sh1", "since": 0, "grep": "env-4", "strip_ansi": true, "tail": 1}),
+    );
+    assert_eq!(again["text"], "from-env-42 /\n");
+
+    c.ok(
+        "terminal_resize",
+        json!({"session_id": "sh1", "cols": 100, "rows": 25}),
+    );
+    c.run_line("sh1", "stty size");
+    let r = c.ok(
+        "terminal_read",
+        json!({"session_id": "sh1", "strip_ansi": true}),
+    );
+    assert!(
+        r["text"].as_str().is_some_and(|t| t.contains("25 100")),
+        "{r}"
+    );
+
+    let list = c.ok("terminal_list", json!({}));
+    let s = &list["sessions"][0];
+    assert_eq!(s["session_id"], "sh1");
+    assert_eq!(s["state"], "running");
+    assert_eq!(s["pid"], pid);
+    assert_eq!(s["cwd"], "/");
+    assert_eq!(s["size"], json!({"cols": 100, "rows": 25}));
+    assert!(s["idle_ms"].is_u64() && s["buffer_bytes"].as_u64().is_some_and(|b| b > 0));
+
+    // Auto names count up; replace restarts a running name.
+    let t = c.ok("terminal_start", json!({"shell": "sh"}));
+    assert_eq!(t["session_id"], "t1");
+    assert!(c
+        .err("terminal_start", json!({"shell": "sh", "name": "t1"}))
+        .contains("replace"));
+    let t2 = c.ok(
+        "terminal_start",
+        json!({"shell": "sh", "name": "t1", "replace": true}),
+    );
+    assert_ne!(t2["pid"], t["pid"]);
+    let closed = c.ok("terminal_close", json!({"session_id": "t1", "force": true}));
+    assert_eq!(closed["closed"], true);
+
+    let closed = c.ok("terminal_close", json!({"session_id": "sh1"}));
+    assert_eq!(closed["closed"], true);
+    assert_eq!(c.ok("terminal_list", json!({}))["sessions"], json!([]));
+    eventually("the closed shell is gone", || !pid_alive(pid));
+}
+
+#[test]
+fn a_python_repl_and_its_exit() {
+    let mut c = Client::legacy("2025-11-25");
+    let s = c.ok(
+        "terminal_start",
+        json!({"shell": "python3", "args": ["-q"], "name": "py"}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": "py", "until": ">>> $", "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{s} {w}");
+    c.ok(
+        "terminal_send",
+        json!({"session_id": "py", "text": "print(6 * 7)", "enter": true}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": "py", "until": "^42$", "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
+    // Keys: edit the line before Enter.
+    c.ok(
+        "terminal_send",
+        json!({"session_id": "py", "text": "print('ab')", "keys": ["left", "left", "left", "text:X"], "enter": true}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": "py", "until": "^aXb$", "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
+    c.ok(
+        "terminal_send",
+        json!({"session_id": "py", "keys": ["ctrl-d"]}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": "py", "quiet_ms": 30000, "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "exited", "{w}");
+    assert_eq!(w["running"], false);
+    assert_eq!(w["exit_code"], 0);
+    let e = c.err("terminal_send", json!({"session_id": "py", "text": "x"}));
+    assert!(e.contains("exited"), "{e}");
+}
+
+#[test]
+fn bad_arguments_are_tool_errors_that_say_what_to_do() {
+    let mut c = Client::legacy("2025-11-25");
+    let id = c.bash();
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            "terminal_send",
+            json!({"session_id": "nope", "text": "x"}),
+            "terminal_list",
+        ),
+        ("terminal_read", json!({"session_id": "nope"}), "no session"),
+        (
+            "terminal_wait",
+            json!({"session_id": "nope", "quiet_ms": 10}),
+            "no session",
+        ),
+        (
+            "terminal_screen",
+            json!({"session_id": "nope"}),
+            "no session",
+        ),
+        (
+            "terminal_interrupt",
+            json!({"session_id": "nope"}),
+            "no session",
+        ),
+        (
+            "terminal_resize",
+            json!({"session_id": "nope", "cols": 80, "rows": 24}),
+            "no session",
+        ),
+        (
+            "terminal_close",
+            json!({"session_id": "nope"}),
+            "no session",
+        ),
+        (
+            "terminal_send",
+            json!({"text": "x"}),
+            "session_id is required",
+        ),
+        (
+            "terminal_wait",
+            json!({"session_id": id, "until": "(unclosed"}),
+            "invalid regex",
+        ),
+        (
+            "terminal_read",
+            json!({"session_id": id, "grep": "[z-a]"}),
+            "invalid grep",
+        ),
+        ("terminal_wait", json!({"session_id": id}), "give until"),
+        ("terminal_start", json!({"cols": 1}), "cols must be"),
+        ("terminal_start", json!({"cols": 1001}), "cols must be"),
+        ("terminal_start", json!({"rows": 501}), "rows must be"),
+        ("terminal_start", json!({"rows": "many"}), "rows must be"),
+        (
+            "terminal_resize",
+            json!({"session_id": id, "cols": 1, "rows": 24}),
+            "cols must be",
+        ),
+        (
+            "terminal_resize",
+            json!({"session_id": id, "cols": 80, "rows": 0}),
+            "rows must be",
+        ),
+        (
+            "terminal_resize",
+            json!({"session_id": id, "cols": 80}),
+            "required",
+        ),
+        (
+            "terminal_send",
+            json!({"session_id": id, "text": "x", "repeat": 0}),
+            "repeat must be",
+        ),
+        (
+            "terminal_send",
+            json!({"session_id": id, "text": "x", "repeat": 101}),
+            "repeat must be",
+        ),
+        (
+            "terminal_send",
+            json!({"session_id": id}),
+            "nothing to send",
+        ),
+        (
+            "terminal_send",
+            json!({"session_id": id, "text": ""}),
+            "nothing to send",
+        ),
+        (
+            "terminal_send",
+            json!({"session_id": id, "keys": ["ctrl-nope"]}),
+            "unknown key",
+        ),
+        (
+            "terminal_send",
+            json!({"session_id": id, "keys": "enter"}),
+            "array of strings",
+        ),
+        (
+            "terminal_read",
+            json!({"session_id": id, "since": 1_000_000_000}),
+            "past the end",
+        ),
+        (
+            "terminal_read",
+            json!({"session_id": id, "max_chars": 0}),
+            "max_chars must be",
+        ),
+        (
+            "terminal_start",
+            json!({"shell": "no-such-shell-xyz"}),
+            "not found on PATH",
+        ),
+        (
+            "terminal_start",
+            json!({"shell": "bin/sh"}),
+            "absolute path",
+        ),
+        ("terminal_start", json!({"cwd": "/no/such/dir"}), "cwd"),
+        (
+            "terminal_start",
+            json!({"name": "bad name!"}),
+            "invalid session name",
+        ),
+        (
+            "terminal_start",
+            json!({"env": {"A=B": "x"}}),
+            "environment",
+        ),
+        (
+            "terminal_start",
+            json!({"shel": "bash"}),
+            "unknown argument \"shel\"",
+        ),
+        ("terminal_run", json!({}), "command is required"),
+        (
+            "terminal_run",
+            json!({"command": "true", "timeout_ms": 0}),
+            "timeout_ms must be",
+        ),
+        ("terminal_list", json!({"all": true}), "no arguments"),
+    ];
+    for (tool, args, says) in cases {
+        let e = c.err(tool, args.clone());
+        assert!(e.contains(says), "{tool} {args}: {e:?} should say {says:?}");
+    }
+    // Still usable, session included.
+    assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+    c.run_line(&id, "echo still-here");
+    let l = c.ok("terminal_list", json!({}));
+    assert_eq!(l["sessions"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn repeat_sends_the_sequence_n_times() {
+    let mut c = Client::legacy("2025-11-25");
+    let id = c.bash();
+    c.ok("terminal_send", json!({"session_id": id, "text": "echo "}));
+    let s = c.ok(
+        "terminal_send",
+        json!({"session_id": id, "text": "z", "repeat": 5}),
+    );
+    assert_eq!(s["sent_chars"], 5);
+    c.ok(
+        "terminal_send",
+        json!({"session_id": id, "keys": ["text:Q"], "enter": true}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": id, "until": "^zzzzzQ$", "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
+}
+
+#[test]
+fn interrupting_sleep_keeps_the_shell() {
+    let mut c = Client::legacy("2025-11-25");
+    let id = c.bash();
+    c.ok(
+        "terminal_send",
+        json!({"session_id": id, "text": "sleep 100", "enter": true}),
+    );
+    eventually("sleep 100 runs", || process_alive(&["sleep", "100"]));
+    let i = c.ok("terminal_interrupt", json!({"session_id": id}));
+    assert_eq!(i["sent"], true);
+    assert_eq!(i["running"], true);
+    assert!(i["terminated"].is_array());
+    c.run_line(&id, "echo after-interrupt");
+    let r = c.ok(
+        "terminal_read",
+        json!({"session_id": id, "strip_ansi": true, "grep": "^after-interrupt"}),
+    );
+    assert_eq!(r["text"], "after-interrupt\n");
+
+    // A child that ignores SIGINT is killed, with its own children, after
+    // the grace period; the shell stays.
+    c.ok(
+        "terminal_send",
+        json!({"session_id": id, "text": "bash -c 'trap \"\" INT; sleep 101; true'", "enter": true}),
+    );
+    eventually("sleep 101 runs", || process_alive(&["sleep", "101"]));
+    let i = c.ok("terminal_interrupt", json!({"session_id": id}));
+    assert_eq!(i["running"], true);
+    assert!(
+        i["terminated"].as_array().is_some_and(|t| t.len() >= 2),
+        "the bash -c and its sleep: {i}"
+    );
+    eventually("sleep 101 is gone", || !process_alive(&["sleep", "101"]));
+    c.run_line(&id, "echo shell-alive");
+
+    // force skips the grace period.
+    c.ok("terminal_send", json!({"session_id": id, "text": "bash -c 'trap \"\" INT; sleep 102; true'", "enter": true}));
+    eventually("sleep 102 runs", || process_alive(&["sleep", "102"]));
+    let i = c.ok(
+        "terminal_interrupt",
+        json!({"session_id": id, "force": true}),
+    );
+    assert!(
+        i["terminated"].as_array().is_some_and(|t| !t.is_empty()),
+        "{i}"
+    );
+    eventually("sleep 102 is gone", || !process_alive(&["sleep", "102"]));
+    c.run_line(&id, "echo still-alive");
+}
+
+#[test]
+fn terminal_run_reports_output_exit_and_timeouts() {
+    let mut c = Client::legacy("2025-11-25");
+    let r = c.ok(
+        "terminal_run",
+        json!({"command": "echo out; echo err >&2; pwd; echo $RUNVAR; exit 3", "cwd": "/", "env": {"RUNVAR": "rv"}}),
+    );
+    assert_eq!(r["output"], "out\nerr\n/\nrv\n");
+    assert_eq!(r["exit_code"], 3);
+    assert_eq!(r["timed_out"], false);
+    assert_eq!(r["truncated"], false);
+    assert!(r["duration_ms"].is_u64());
+
+    let r = c.ok(
+        "terminal_run",
+        json!({"command": "echo $0", "shell": "bash"}),
+    );
+    assert!(
+        r["output"].as_str().is_some_and(|o| o.contains("bash")),
+        "{r}"
+    );
+
+    let r = c.ok(
+        "terminal_run",
+        json!({"command": "echo started; sleep 103; echo never", "timeout_ms": 500}),
+    );
+    assert_eq!(r["timed_out"], true, "{r}");
+    assert_eq!(r["exit_code"], Value::Null);
+    assert_eq!(r["output"], "started\n");
+    eventually("sleep 103 was killed", || !process_alive(&["sleep", "103"]));
+
+    let r = c.ok(
+        "terminal_run",
+        json!({"command": "seq 1 5000", "max_chars": 200}),
+    );
+    assert_eq!(r["truncated"], true);
+    let out = r["output"].as_str().unwrap_or_default();
+    assert!(out.starts_with("1\n2\n") && out.ends_with("4999\n5000\n") && out.contains("omitted"));
+    assert!(out.chars().count() <= 200);
+}
+
+#[test]
+fn reads_never_repeat_and_report_what_the_ring_dropped() {
+    let mut c = Client::legacy("2025-11-25");
+    let id = c.bash();
+    c.run_line(&id, "echo first-line");
+    let r = c.ok(
+        "terminal_read",
+        json!({"session_id": id, "strip_ansi": true}),
+    );
+    assert!(r["text"].as_str().is_some_and(|t| t.contains("first-line")));
+    c.run_line(&id, "echo second-line");
+    let r = c.ok(
+        "terminal_read",
+        json!({"session_id": id, "strip_ansi": true}),
+    );
+    let t = r["text"].as_str().unwrap_or_default();
+    assert!(
+        t.contains("second-line") && !t.contains("first-line"),
+        "{t:?}"
+    );
+    let before = r["cursor"].as_u64().expect("cursor");
+
+    // About 1.9 MB: more than the 1 MiB ring.
+    c.run_line(&id, "seq 1 300000; echo END-OF-SEQ");
+    let r = c.ok(
+        "terminal_read",
+        json!({"session_id": id, "max_chars": 500, "strip_ansi": true}),
+    );
+    assert!(r["dropped"].as_u64().is_some_and(|d| d > 0), "{r}");
+    assert_eq!(r["truncated"], true);
+    assert!(r["text"].as_str().is_some_and(|t| t.contains("END-OF-SEQ")));
+    let end = r["cursor"].as_u64().expect("cursor");
+    assert!(end > before + (1 << 20));
+    let r = c.ok("terminal_read", json!({"session_id": id}));
+    assert_eq!(r["text"], "");
+    assert_eq!(r["dropped"], 0);
+    assert_eq!(r["cursor"], end);
+    // An explicit since before the ring's start says how much is gone.
+    let r = c.ok(
+        "terminal_read",
+        json!({"session_id": id, "since": before, "max_chars": 100}),
+    );
+    assert_eq!(r["dropped"].as_u64(), Some(end - before - (1 << 20)));
+}
+
+#[test]
+fn a_long_wait_blocks_neither_ping_nor_other_calls_and_can_be_cancelled() {
+    let mut c = Client::legacy("2025-11-25");
+    let id = c.bash();
+    let wait = c.start_request(
+        "tools/call",
+        json!({"name": "terminal_wait", "arguments": {"session_id": id, "until": "never-ever-printed", "timeout_ms": 45000}}),
+    );
+    assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+    let r = c.ok("terminal_run", json!({"command": "echo meanwhile"}));
+    assert_eq!(r["output"], "meanwhile\n");
+    c.notify(
+        "notifications/cancelled",
+        json!({"requestId": wait, "reason": "test"}),
+    );
+    c.run_line(&id, "echo after-cancel");
+    assert!(
+        c.stash.iter().all(|m| m["id"] != wait),
+        "a cancelled call is not answered"
+    );
+}
+
+#[test]
+fn stdin_eof_ends_every_session() {
+    let mut c = Client::legacy("2025-11-25");
+    let id = c.bash();
+    c.ok(
+        "terminal_send",
+        json!({"session_id": id, "text": "sleep 104", "enter": true}),
+    );
+    eventually("sleep 104 runs", || process_alive(&["sleep", "104"]));
+    let pid = c.ok("terminal_list", json!({}))["sessions"][0]["pid"]
+        .as_i64()
+        .expect("pid");
+    drop(c);
+    eventually("the shell is gone", || !pid_alive(pid));
+    eventually("its child is gone", || !process_alive(&["sleep", "104"]));
+}
