@@ -976,3 +976,81 @@ fn stdin_eof_ends_every_session() {
     eventually("the shell is gone", || !pid_alive(pid));
     eventually("its child is gone", || !process_alive(&["sleep", "104"]));
 }
+
+#[test]
+fn an_agent_stages_one_hunk_with_git_add_p() {
+    let dir = std::env::temp_dir().join(format!("ptybroker-mcp-git-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(&dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &dir)
+            .output()
+            .expect("git");
+        assert!(ok.status.success(), "git {args:?}: {ok:?}");
+        String::from_utf8_lossy(&ok.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.email", "t@example.com"]);
+    git(&["config", "user.name", "t"]);
+    let lines: Vec<String> = (1..=40).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.join("f.txt"), lines.concat()).expect("write");
+    git(&["add", "f.txt"]);
+    git(&["commit", "-qm", "one"]);
+    let mut changed = lines.clone();
+    changed[1] = "line 2 changed\n".into();
+    changed[37] = "line 38 changed\n".into();
+    std::fs::write(dir.join("f.txt"), changed.concat()).expect("write");
+
+    let mut c = Client::legacy("2025-11-25");
+    let cwd = dir.to_string_lossy().into_owned();
+    c.ok(
+        "terminal_start",
+        json!({"shell": "bash", "args": ["--norc", "--noprofile"], "cwd": cwd, "name": "git",
+               "env": {"PS1": "$ ", "HOME": cwd, "GIT_CONFIG_NOSYSTEM": "1", "GIT_PAGER": "cat"}}),
+    );
+    let hunk = "stage this hunk.*\\?\\s*$";
+    c.ok(
+        "terminal_send",
+        json!({"session_id": "git", "text": "git add -p", "enter": true}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": "git", "until": hunk, "ignore_echo": true, "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
+    assert!(
+        w["screen"]
+            .as_str()
+            .is_some_and(|s| s.contains("+line 2 changed")),
+        "{w}"
+    );
+    c.ok(
+        "terminal_send",
+        json!({"session_id": "git", "text": "y", "enter": true}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": "git", "until": hunk, "ignore_echo": true, "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
+    c.ok(
+        "terminal_send",
+        json!({"session_id": "git", "text": "n", "enter": true}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": "git", "until": "^\\$ $", "ignore_echo": true, "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
+    c.ok("terminal_close", json!({"session_id": "git"}));
+    let staged = git(&["diff", "--cached"]);
+    assert!(
+        staged.contains("+line 2 changed") && !staged.contains("line 38 changed"),
+        "{staged}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
