@@ -122,6 +122,7 @@ struct Common {
     raw: bool,
     view: Option<&'static str>,
     json: bool,
+    quiet_only: bool,
 }
 
 impl Common {
@@ -135,6 +136,7 @@ impl Common {
             "--screen" => self.view = Some("screen"),
             "--stream" => self.view = Some("stream"),
             "--json" => self.json = true,
+            "--quiet-only" => self.quiet_only = true,
             _ => return Ok(false),
         }
         Ok(true)
@@ -207,6 +209,7 @@ fn step_params(c: &Common, text: Option<String>) -> Value {
     }
     p.insert("raw".into(), json!(c.raw));
     p.insert("view".into(), json!(c.view.unwrap_or("auto")));
+    p.insert("quietOnly".into(), json!(c.quiet_only));
     Value::Object(p)
 }
 

@@ -31,6 +31,16 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 pub const STOP_GRACE: Duration = Duration::from_millis(2_000);
 /// The quiet window of `start` and `step` (pty-prompt's default).
 pub const DEFAULT_QUIET: Duration = Duration::from_millis(500);
+/// Settling: after the kernel first says the program waits for input, it
+/// must say so again this much later with no output in between, so that
+/// output the program wrote just before reading has landed.
+pub const SETTLE_DEBOUNCE: Duration = Duration::from_millis(2);
+/// Settling: input counts as arrived once the program echoed or answered it,
+/// was seen working since, or this long passed (a key that changes nothing).
+pub const SETTLE_INPUT_GRACE: Duration = Duration::from_millis(50);
+/// The default cap on `start` and `step`: a program still busy after this
+/// returns "still running" with its output so far.
+pub const STEP_MAX_WAIT: Duration = Duration::from_secs(60);
 /// After the child exits, how long to wait for a background process still
 /// holding the terminal to finish writing before calling the output complete.
 pub const EXIT_DRAIN: Duration = Duration::from_millis(100);

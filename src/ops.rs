@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::keys;
 use crate::limits;
 use crate::manager::Error;
-use crate::session::{Reason, Session, Status, Until};
+use crate::session::{Reason, Session, SettleSpec, Status, Until};
 use crate::text;
 
 /// Which rows of the screen to return (seed 000's `pty/read` selection).
@@ -158,26 +158,45 @@ pub fn send(s: &Session, inputs: &[Input]) -> Result<usize, Error> {
 /// How `step` and friends decide the program has answered.
 #[derive(Clone, Copy, Debug)]
 pub struct Settle {
-    /// The quiet window: settled after this long without output.
+    /// The quiet window: the fallback where the kernel cannot tell whether
+    /// the program waits for input, and the whole rule with `quiet_only`.
     pub quiet: Duration,
     /// The hard cap on the whole wait.
     pub max_wait: Duration,
+    /// Use the quiet window alone, for programs that poll the terminal while
+    /// they work.
+    pub quiet_only: bool,
 }
 
 impl Default for Settle {
     fn default() -> Settle {
         Settle {
             quiet: limits::DEFAULT_QUIET,
-            max_wait: limits::MAX_WAIT,
+            max_wait: limits::STEP_MAX_WAIT,
+            quiet_only: false,
         }
     }
 }
 
-/// Wait until the program has answered: settled, exited, or the cap.
+/// Wait until the program has answered: settled (reason `idle` when the
+/// kernel said so, `quiet` by the window), exited, or the cap (`timeout`).
 pub fn settle(s: &Session, how: Settle) -> (Reason, Duration) {
+    settle_with(s, how, None)
+}
+
+/// [`settle`] that also gives up (as a timeout) when `cancel` is set.
+pub fn settle_with(
+    s: &Session,
+    how: Settle,
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+) -> (Reason, Duration) {
     let until = Until {
         exit: true,
-        quiet: Some(how.quiet),
+        cancel,
+        settle: Some(SettleSpec {
+            fallback: how.quiet,
+            kernel: !how.quiet_only,
+        }),
         ..Until::default()
     };
     s.wait(&until, how.max_wait)

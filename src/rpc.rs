@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use crate::limits;
 use crate::manager::{self, Manager};
 use crate::ops::{self, Format, Input, Selection, Settle, View};
-use crate::session::{Exit, Options, Reason, Session, Status, Until};
+use crate::session::{Exit, Options, Reason, Session, SettleSpec, Status, Until};
 
 /// Error codes, as seed 000 lists them.
 pub const PARSE_ERROR: i64 = -32700;
@@ -237,8 +237,15 @@ fn exit_fields(exit: Option<Exit>) -> (Value, Value) {
 pub fn status_json(name: &str, s: &Session, st: &Status) -> Value {
     let (code, sig) = exit_fields(st.exit);
     let (title, alt) = s.with_screen(|scr| (scr.title().to_string(), scr.is_alt_screen()));
+    let readiness = if st.running() {
+        s.readiness()
+    } else {
+        crate::settle::Readiness::Unknown("exited".into())
+    };
     json!({
         "running": st.running(),
+        "waitingForInput": readiness == crate::settle::Readiness::Waiting,
+        "activity": readiness.to_string(),
         "exitCode": code,
         "signal": sig,
         "pid": st.pid,
@@ -379,17 +386,19 @@ fn wait(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     };
     let quiet = opt_ms(p, "quiet")?;
     let idle = opt_bool(p, "idle")?.unwrap_or(false);
+    let quiet_only = opt_bool(p, "quietOnly")?.unwrap_or(false);
     let exit = opt_bool(p, "exit")?.unwrap_or(false);
     let timeout = opt_ms(p, "timeout")?.unwrap_or(limits::DEFAULT_WAIT);
     let until = Until {
         text,
         regex,
         exit: exit || idle,
-        quiet: if idle {
-            Some(quiet.unwrap_or(limits::DEFAULT_QUIET))
-        } else {
-            quiet
-        },
+        // With `idle`, `quiet` is the settle fallback; alone, a plain window.
+        quiet: if idle { None } else { quiet },
+        settle: idle.then(|| SettleSpec {
+            fallback: quiet.unwrap_or(limits::DEFAULT_QUIET),
+            kernel: !quiet_only,
+        }),
         ..Until::default()
     };
     let (reason, waited) = s.wait(&until, timeout);
@@ -484,7 +493,8 @@ fn step(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     let s = ctx.manager.get(name)?;
     let how = Settle {
         quiet: opt_ms(p, "timeout")?.unwrap_or(limits::DEFAULT_QUIET),
-        max_wait: opt_ms(p, "maxWait")?.unwrap_or(limits::MAX_WAIT),
+        max_wait: opt_ms(p, "maxWait")?.unwrap_or(limits::STEP_MAX_WAIT),
+        quiet_only: opt_bool(p, "quietOnly")?.unwrap_or(false),
     };
     let r = ops::step(
         &s,

@@ -19,6 +19,7 @@ use rustix::process::{Pid, Signal};
 use crate::limits;
 use crate::pty::{self, Pty, SpawnOptions};
 use crate::record::Recorder;
+use crate::settle::{self, Readiness};
 use crate::transcript::{Chunk, Transcript};
 use crate::vt::Screen;
 
@@ -111,6 +112,24 @@ pub struct Until {
     /// Give up (as a timeout) once this flag is set, e.g. when the request
     /// behind the wait is cancelled; looked at every [`CANCEL_POLL`].
     pub cancel: Option<Arc<AtomicBool>>,
+    /// The program has answered and waits for input (see [`SettleSpec`]).
+    pub settle: Option<SettleSpec>,
+}
+
+/// How a wait decides that the program has answered.
+///
+/// With `kernel`, settled means: the kernel says every process of the
+/// terminal's foreground group is blocked reading the terminal (or polling
+/// it) — see [`crate::settle`] — no output is in flight, no reply to a
+/// terminal query is pending, the emulator is not inside an escape sequence
+/// or a synchronized-output frame, and the input has visibly arrived (output
+/// since it, the program seen busy since it, or
+/// [`limits::SETTLE_INPUT_GRACE`] passed). Where the kernel cannot tell,
+/// and always without `kernel`, settled means quiet for `fallback`.
+#[derive(Clone, Copy, Debug)]
+pub struct SettleSpec {
+    pub fallback: Duration,
+    pub kernel: bool,
 }
 
 /// How often a wait looks at [`Until::cancel`].
@@ -206,6 +225,8 @@ pub enum Reason {
     Matched,
     Exited,
     Quiet,
+    /// Settled by the kernel check: the program waits for input.
+    Idle,
     Timeout,
 }
 
@@ -215,6 +236,7 @@ impl Reason {
             Reason::Matched => "matched",
             Reason::Exited => "exited",
             Reason::Quiet => "quiet",
+            Reason::Idle => "idle",
             Reason::Timeout => "timeout",
         }
     }
@@ -223,6 +245,8 @@ impl Reason {
 struct State {
     screen: Screen,
     transcript: Transcript,
+    /// Bumped on every chunk of output absorbed.
+    generation: u64,
     last_output: Instant,
     /// When input was last written: a quiet window counts from the later of
     /// this and `last_output`, so a wait right after input never mistakes the
@@ -307,6 +331,7 @@ impl Session {
             state: Mutex::new(State {
                 screen: Screen::new(spawn_opts.cols, spawn_opts.rows, opts.scrollback_lines),
                 transcript: Transcript::new(opts.transcript_bytes),
+                generation: 0,
                 last_output: now,
                 last_input: now,
                 exit: None,
@@ -586,10 +611,12 @@ impl Session {
         let start = Instant::now();
         let deadline = start + timeout.min(limits::MAX_WAIT);
         let mut scan = Scan::default();
+        let mut kernel = KernelCheck::default();
         let mut st = lock(&self.inner.state);
         loop {
             let now = Instant::now();
-            let (done, wake) = check(&st, until, now, &mut scan);
+            let fallback_ok = kernel.unknown || until.settle.is_some_and(|s| !s.kernel);
+            let (done, wake) = check(&st, until, now, &mut scan, fallback_ok);
             if let Some(reason) = done {
                 return (reason, now - start);
             }
@@ -600,20 +627,155 @@ impl Session {
             if now >= deadline || cancelled {
                 return (Reason::Timeout, now - start);
             }
-            let wake = match until.cancel {
+            let mut wake = match until.cancel {
                 Some(_) => Some(wake.map_or(now + CANCEL_POLL, |w| w.min(now + CANCEL_POLL))),
                 None => wake,
             };
+            if until.settle.is_some_and(|s| s.kernel) {
+                match kernel.due(&st, now) {
+                    Due::Now => {
+                        let generation = st.generation;
+                        drop(st);
+                        let readiness = self.readiness_now();
+                        st = lock(&self.inner.state);
+                        if kernel.observe(&st, generation, readiness, Instant::now()) {
+                            return (Reason::Idle, start.elapsed());
+                        }
+                        continue;
+                    }
+                    Due::At(t) => wake = Some(wake.map_or(t, |w| w.min(t))),
+                    Due::Never => {}
+                }
+            }
             let wake = wake.map_or(deadline, |w| w.min(deadline));
             let dur = wake
                 .saturating_duration_since(now)
-                .max(Duration::from_millis(1));
+                .max(Duration::from_micros(200));
             st = self
                 .inner
                 .changed
                 .wait_timeout(st, dur)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+        }
+    }
+
+    /// Ask the kernel, now, whether the program waits for input; output still
+    /// queued in the terminal counts as not waiting.
+    fn readiness_now(&self) -> Readiness {
+        let master = self.inner.pty.master();
+        let r = settle::probe(master, self.inner.pty.pts(), self.inner.pid);
+        let mut fds = [PollFd::from_borrowed_fd(master, PollFlags::IN)];
+        let zero = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        if matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
+            && fds[0].revents().contains(PollFlags::IN)
+        {
+            return Readiness::Busy("output is still arriving".into());
+        }
+        r
+    }
+
+    /// Whether the program waits for input right now, as the kernel sees it.
+    pub fn readiness(&self) -> Readiness {
+        if lock(&self.inner.state).exit.is_some() {
+            return Readiness::Unknown("the program has exited".into());
+        }
+        self.readiness_now()
+    }
+}
+
+/// When a wait should next ask the kernel.
+enum Due {
+    Now,
+    At(Instant),
+    Never,
+}
+
+/// A wait's running record of what the kernel said (see [`SettleSpec`]).
+#[derive(Default)]
+struct KernelCheck {
+    /// A first "waiting" answer, and the output generation it saw.
+    waiting_since: Option<(Instant, u64)>,
+    /// When the program was last seen busy.
+    busy_at: Option<Instant>,
+    next: Option<Instant>,
+    backoff: Duration,
+    /// The kernel could not tell: the quiet fallback applies.
+    unknown: bool,
+}
+
+impl KernelCheck {
+    fn due(&self, st: &State, now: Instant) -> Due {
+        if st.exit.is_some() {
+            return Due::Never;
+        }
+        let framing = st.screen.is_mid_sequence() || st.screen.modes().synchronized_output;
+        if framing || !st.answers.is_empty() {
+            return Due::Never;
+        }
+        let quiet_at = st.last_output.max(st.last_input) + limits::SETTLE_DEBOUNCE;
+        let at = self.next.map_or(quiet_at, |n| n.max(quiet_at));
+        if now >= at {
+            Due::Now
+        } else {
+            Due::At(at)
+        }
+    }
+
+    /// Take in one answer; true when the program has settled.
+    fn observe(&mut self, st: &State, generation: u64, r: Readiness, now: Instant) -> bool {
+        const FIRST: Duration = Duration::from_millis(1);
+        const MOST: Duration = Duration::from_millis(20);
+        if st.generation != generation {
+            // Output arrived while we asked: start over from it.
+            self.waiting_since = None;
+            self.backoff = FIRST;
+            self.next = None;
+            return false;
+        }
+        match r {
+            Readiness::Waiting => {
+                // The input must have visibly arrived: echoed or answered,
+                // or the program seen working since, or a grace period.
+                let arrived = st.last_output >= st.last_input
+                    || self.busy_at.is_some_and(|b| b >= st.last_input)
+                    || now >= st.last_input + limits::SETTLE_INPUT_GRACE;
+                if !arrived {
+                    self.next = Some((now + FIRST).min(st.last_input + limits::SETTLE_INPUT_GRACE));
+                    return false;
+                }
+                match self.waiting_since {
+                    // Waiting twice, a debounce apart, with nothing written
+                    // in between: whatever it wrote before has landed.
+                    Some((t, g)) if g == generation && now >= t + limits::SETTLE_DEBOUNCE => true,
+                    Some((_, g)) if g == generation => {
+                        self.next = Some(now + FIRST);
+                        false
+                    }
+                    _ => {
+                        self.waiting_since = Some((now, generation));
+                        self.next = Some(now + limits::SETTLE_DEBOUNCE);
+                        false
+                    }
+                }
+            }
+            Readiness::Busy(_) => {
+                self.busy_at = Some(now);
+                self.waiting_since = None;
+                self.unknown = false;
+                self.backoff = (self.backoff * 2).clamp(FIRST, MOST);
+                self.next = Some(now + self.backoff);
+                false
+            }
+            Readiness::Unknown(_) => {
+                self.unknown = true;
+                self.waiting_since = None;
+                self.next = Some(now + MOST);
+                false
+            }
         }
     }
 }
@@ -625,6 +787,7 @@ fn check(
     until: &Until,
     now: Instant,
     scan: &mut Scan,
+    fallback_ok: bool,
 ) -> (Option<Reason>, Option<Instant>) {
     if until.text.is_some() || until.regex.is_some() {
         let text = screen_text(&st.screen);
@@ -656,6 +819,14 @@ fn check(
     if let Some(q) = until.quiet {
         let at = st.last_output.max(st.last_input) + q;
         if now >= at {
+            return (Some(Reason::Quiet), None);
+        }
+        wake = Some(wake.map_or(at, |w: Instant| w.min(at)));
+    }
+    if let Some(spec) = until.settle.filter(|_| fallback_ok) {
+        let framing = st.screen.is_mid_sequence() || st.screen.modes().synchronized_output;
+        let at = st.last_output.max(st.last_input) + spec.fallback;
+        if now >= at && !framing {
             return (Some(Reason::Quiet), None);
         }
         wake = Some(wake.map_or(at, |w: Instant| w.min(at)));
@@ -741,6 +912,7 @@ impl Inner {
         let mut st = lock(&self.state);
         st.screen.feed(bytes);
         st.transcript.push(bytes);
+        st.generation += 1;
         if let Some(rec) = st.recorder.as_mut() {
             let _ = rec.output(bytes);
         }

@@ -265,9 +265,6 @@ fn failed(e: manager::Error) -> String {
     e.to_string()
 }
 
-/// Between looks at the cancel flag while settling.
-const SLICE: Duration = Duration::from_millis(250);
-
 /// `Session::wait`, given up early when the request is cancelled.
 fn wait_until(s: &Session, until: &Until, timeout: Duration, cancel: &Arc<AtomicBool>) -> Reason {
     let until = Until {
@@ -277,21 +274,14 @@ fn wait_until(s: &Session, until: &Until, timeout: Duration, cancel: &Arc<Atomic
     s.wait(&until, timeout).0
 }
 
-/// `ops::settle`, in slices likewise.
-/// (`ops::settle` takes no cancel flag, so it runs in short slices.)
-fn settle(s: &Session, quiet: Duration, timeout: Duration, cancel: &AtomicBool) -> Reason {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let how = Settle {
-            quiet,
-            max_wait: left.min(SLICE),
-        };
-        let (r, _) = ops::settle(s, how);
-        if r != Reason::Timeout || left <= SLICE || cancel.load(Ordering::Relaxed) {
-            return r;
-        }
-    }
+/// `ops::settle` with the request's cancel flag.
+fn settle(s: &Session, quiet: Duration, timeout: Duration, cancel: &Arc<AtomicBool>) -> Reason {
+    let how = Settle {
+        quiet,
+        max_wait: timeout,
+        quiet_only: false,
+    };
+    ops::settle_with(s, how, Some(Arc::clone(cancel))).0
 }
 
 fn start(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
