@@ -353,6 +353,12 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
     print_output(o["data"].as_str().unwrap_or(""));
     let st = client.call("pty/status", Value::Object(c.params()))?;
     print_status(&st);
+    if matching.is_some() && w["reason"] == "exited" {
+        return Err(Failure {
+            message: "the program exited before the text appeared".into(),
+            exit: 1,
+        });
+    }
     if w["reason"] == "timeout" {
         let what = if matching.is_some() {
             "the text to appear"

@@ -544,7 +544,12 @@ impl Session {
     /// Send `sig` to every process of the session: the child's process group,
     /// the terminal's foreground group and any other member of its session.
     pub fn signal(&self, sig: Signal) {
-        if lock(&self.inner.state).exit.is_some() && self.is_output_closed() {
+        // Members are found by session id, which outlives the leader: a
+        // background job of an exited shell is still reached. But if the
+        // reaped leader's pid is alive again, it was reused by someone else's
+        // process, and its session is not ours.
+        let exited = lock(&self.inner.state).exit.is_some();
+        if exited && std::path::Path::new(&format!("/proc/{}", self.inner.pid)).exists() {
             return;
         }
         for pid in pty::session_processes(self.inner.pid) {
@@ -552,16 +557,17 @@ impl Session {
                 let _ = rustix::process::kill_process(p, sig);
             }
         }
+        // Once the leader is reaped its pid may be reused: address groups by
+        // it only while it runs.
+        if exited {
+            return;
+        }
         if let Some(p) = Pid::from_raw(self.inner.pid) {
             let _ = rustix::process::kill_process_group(p, sig);
         }
         if let Ok(fg) = rustix::termios::tcgetpgrp(self.inner.pty.master()) {
             let _ = rustix::process::kill_process_group(fg, sig);
         }
-    }
-
-    fn is_output_closed(&self) -> bool {
-        lock(&self.inner.state).output_closed
     }
 
     /// Stop gracefully: SIGHUP and SIGTERM to the whole session, SIGKILL after

@@ -1,0 +1,487 @@
+//! The `ptybroker` command line as a user meets it: the status line on
+//! stderr, errors in the bracketed form with a non-zero exit status, and the
+//! verbs beyond seed 002 (read, send, status, list, resize, signal) and the
+//! rendered screen for full-screen programs.
+
+mod common;
+
+use common::{lines, re, Out, Sandbox, STATUS_LINE, STOP_LINE};
+use serde_json::Value;
+
+/// A bash without rc files whose prompt is `PS1` (`ready> `).
+fn start_bash(sb: &Sandbox, session: &str, extra: &[&str]) -> Out {
+    let mut args = vec!["start", "--session", session, "--env", "PS1=ready> "];
+    args.extend(extra);
+    args.extend(["--", "bash", "--norc", "--noprofile"]);
+    let out = sb.run(&args).ok();
+    wait_match(sb, session, "ready>");
+    out
+}
+
+fn wait_match(sb: &Sandbox, session: &str, text: &str) -> Out {
+    sb.run(&[
+        "wait",
+        "--session",
+        session,
+        "--match",
+        text,
+        "--max-wait",
+        "30000",
+    ])
+    .ok()
+}
+
+fn json_of(out: &Out) -> Value {
+    serde_json::from_str(out.stdout.trim())
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", out.stdout))
+}
+
+/// Step `text` and return its output, topped up by `wait --match want` if
+/// the quiet window closed first on a slow machine.
+fn step_until(sb: &Sandbox, session: &str, text: &str, want: &str) -> String {
+    let out = sb.run(&["step", "--session", session, text]).ok();
+    out.assert_one_stderr_line(STATUS_LINE);
+    let mut s = out.stdout;
+    if !s.contains(want) {
+        s.push_str(&wait_match(sb, session, want).stdout);
+    }
+    assert!(s.contains(want), "{want:?} not in {s:?}");
+    s
+}
+
+#[test]
+fn every_call_prints_exactly_one_status_line() {
+    let sb = Sandbox::new("status");
+    let start = start_bash(&sb, "sh", &[]);
+    start.assert_one_stderr_line(STATUS_LINE);
+    for args in [
+        vec!["step", "--session", "sh", "echo hi"],
+        vec!["step", "--session", "sh"],
+        vec!["send", "--session", "sh", "true", "--key", "Enter"],
+        vec!["status", "--session", "sh"],
+        vec!["resize", "--session", "sh", "--cols", "90", "--rows", "20"],
+        vec!["signal", "--session", "sh", "WINCH"],
+        vec![
+            "wait",
+            "--session",
+            "sh",
+            "--match",
+            "hi",
+            "--max-wait",
+            "30000",
+        ],
+    ] {
+        let out = sb.run(&args).ok();
+        out.assert_one_stderr_line(STATUS_LINE);
+        let running = [", still running]", ", waiting for input]"];
+        assert!(
+            running.iter().any(|r| out.stderr.trim_end().ends_with(r)),
+            "{args:?}: {:?}",
+            out.stderr
+        );
+    }
+    let stop = sb.run(&["stop", "--session", "sh"]).ok();
+    stop.assert_one_stderr_line(STOP_LINE);
+    assert!(stop.stdout.is_empty(), "{stop:?}");
+}
+
+#[test]
+fn the_status_line_reports_how_the_program_ended() {
+    let sb = Sandbox::new("ended");
+    sb.run(&["start", "-s", "ok", "--", "true"]).ok();
+    sb.run(&["start", "-s", "bad", "--", "sh", "-c", "exit 7"])
+        .ok();
+    sb.run(&["start", "-s", "sig", "--", "sleep", "1000"]).ok();
+    sb.run(&["signal", "-s", "sig", "TERM"]).ok();
+    for (name, end) in [
+        ("ok", ", exited]"),
+        ("bad", ", exited: exit status 7]"),
+        ("sig", ", exited: signal: terminated]"),
+    ] {
+        let out = sb.run(&["wait", "-s", name, "--max-wait", "30000"]).ok();
+        out.assert_one_stderr_line(STATUS_LINE);
+        assert!(out.stderr.trim_end().ends_with(end), "{name}: {out:?}");
+    }
+    let stop = sb.run(&["stop", "-s", "bad"]).ok();
+    stop.assert_one_stderr_line(STOP_LINE);
+    assert!(
+        stop.stderr
+            .contains("exited: exit status 7, session \"bad\" stopped]"),
+        "{stop:?}"
+    );
+}
+
+#[test]
+fn a_taken_name_is_refused_with_the_seed_message() {
+    let sb = Sandbox::new("taken");
+    sb.run(&["start", "--session", "x", "--", "cat"]).ok();
+    let again = sb.run(&["start", "--session", "x", "--", "cat"]);
+    assert_eq!(again.code(), 1, "{again:?}");
+    assert_eq!(again.stdout, "");
+    again.assert_one_stderr_line(
+        r#"^\[ptybroker: session "x" already running for \d+s \(stop it first\)\]$"#,
+    );
+    // The running session is untouched.
+    let st = json_of(&sb.run(&["status", "--session", "x", "--json"]).ok());
+    assert_eq!(st["running"], true);
+    assert_eq!(st["command"], serde_json::json!(["cat"]));
+
+    // Once it has exited, the name can be reused without a stop.
+    sb.run(&["send", "--session", "x", "--key", "Ctrl+D"]).ok();
+    sb.run(&["wait", "--session", "x", "--max-wait", "30000"])
+        .ok();
+    sb.run(&[
+        "start",
+        "--session",
+        "x",
+        "--",
+        "sh",
+        "-c",
+        "echo second; exec cat",
+    ])
+    .ok();
+    wait_match(&sb, "x", "second");
+    sb.run(&["stop", "--session", "x"]).ok();
+}
+
+#[test]
+fn errors_are_bracketed_and_exit_non_zero() {
+    let sb = Sandbox::new("errors");
+    let bracket = r"^\[ptybroker: .+\]$";
+
+    let none = sb.run(&["status"]);
+    assert_eq!(none.code(), 1, "{none:?}");
+    none.assert_one_stderr_line(r"^\[ptybroker: no daemon is running \(start a session first\)\]$");
+    let step = sb.run(&["step", "hello"]);
+    assert_eq!(step.code(), 1, "{step:?}");
+    step.assert_one_stderr_line(bracket);
+    // `list` with no daemon is an empty list, not an error.
+    let list = sb.run(&["list", "--json"]).ok();
+    assert_eq!(json_of(&list)["sessions"], serde_json::json!([]));
+
+    for (args, code, pattern) in [
+        (vec!["stop", "--bogus"], 2, r"^\[ptybroker: .*--bogus.*\]$"),
+        (vec!["frobnicate"], 2, r"^\[ptybroker: .*frobnicate.*\]$"),
+        (vec!["start"], 2, bracket),
+        (vec!["start", "--timeout", "soon", "--", "cat"], 2, bracket),
+    ] {
+        let out = sb.run(&args);
+        assert_eq!(out.code(), code, "{args:?}: {out:?}");
+        out.assert_one_stderr_line(pattern);
+        assert_eq!(out.stdout, "", "{args:?}");
+    }
+
+    sb.run(&["start", "--", "cat"]).ok();
+    for (args, pattern) in [
+        (
+            vec!["step", "--session", "nope", "hi"],
+            r#"^\[ptybroker: no session "nope" \(start one first\)\]$"#,
+        ),
+        (
+            vec!["stop", "--session", "nope"],
+            r#"^\[ptybroker: no session "nope".*\]$"#,
+        ),
+        (
+            vec!["send", "--key", "NoSuchKey"],
+            r"^\[ptybroker: .*NoSuchKey.*\]$",
+        ),
+        (
+            vec!["resize", "--cols", "1", "--rows", "10"],
+            r"^\[ptybroker: .*cols.*\]$",
+        ),
+        (vec!["signal", "NOTASIGNAL"], r"^\[ptybroker: .*signal.*\]$"),
+        (
+            vec!["read", "--top", "1", "--bottom", "1"],
+            r"^\[ptybroker: .*top.*bottom.*\]$",
+        ),
+        (
+            vec!["start", "--session", "bad name", "--", "cat"],
+            r"^\[ptybroker: .*session name.*\]$",
+        ),
+        (
+            vec!["start", "-s", "nx", "--", "/nonexistent/prog"],
+            r"^\[ptybroker: .*/nonexistent/prog.*\]$",
+        ),
+        (
+            vec!["wait", "--match", "never-shown", "--max-wait", "200"],
+            r"^\[ptybroker: gave up after 200 ms .*\]$",
+        ),
+    ] {
+        let out = sb.run(&args);
+        assert_eq!(out.code(), 1, "{args:?}: {out:?}");
+        assert!(
+            re(pattern).is_match(out.status_line()),
+            "{args:?}: {:?} does not match {pattern}",
+            out.stderr
+        );
+    }
+    // None of that disturbed the session.
+    let st = json_of(&sb.run(&["status", "--json"]).ok());
+    assert_eq!(st["running"], true, "{st}");
+    assert_eq!(st["size"], serde_json::json!({"cols": 100, "rows": 30}));
+    sb.run(&["stop"]).ok();
+}
+
+#[test]
+fn read_selects_rows_like_pty_read() {
+    let sb = Sandbox::new("read");
+    let script = r#"printf 'a\nb\nc\nd\ne'; exec cat"#;
+    sb.run(&[
+        "start", "--cols", "20", "--rows", "5", "--", "sh", "-c", script,
+    ])
+    .ok();
+    wait_match(&sb, "default", "e");
+    let read = |args: &[&str]| {
+        let mut a = vec!["read"];
+        a.extend(args);
+        let out = sb.run(&a).ok();
+        assert_eq!(out.stderr, "", "{a:?}");
+        out.stdout
+    };
+    assert_eq!(read(&[]), "a\nb\nc\nd\ne\n");
+    assert_eq!(read(&["--top", "2"]), "a\nb\n");
+    assert_eq!(read(&["--bottom", "2"]), "d\ne\n");
+    assert_eq!(read(&["--start", "2", "--end", "4"]), "b\nc\nd\n");
+    assert_eq!(read(&["--start", "4", "--end", "99"]), "d\ne\n");
+    let j: Value = serde_json::from_str(&read(&["--json", "--top", "1"])).expect("json");
+    assert_eq!(j["screen"], "a\n");
+    assert_eq!(j["cursor"]["row"], 5);
+    assert_eq!(j["cursor"]["col"], 2);
+    assert_eq!(j["size"], serde_json::json!({"cols": 20, "rows": 5}));
+    sb.run(&["stop"]).ok();
+}
+
+#[test]
+fn the_child_runs_in_the_callers_directory_and_environment() {
+    let sb = Sandbox::new("cwdenv");
+    let dir = sb.work("here");
+    let out = sb
+        .run_in(
+            &dir,
+            &[
+                "start",
+                "--env",
+                "GREETING=hi there",
+                "--",
+                "sh",
+                "-c",
+                r#"echo "cwd=$(pwd)"; echo "greeting=$GREETING"; echo "term=$TERM"; echo "sandbox=${PTYBROKER_TEST_SANDBOX:+set}""#,
+            ],
+        )
+        .ok();
+    let all = out.stdout + &sb.run(&["wait", "--max-wait", "30000"]).ok().stdout;
+    let canon = dir.canonicalize().expect("canonicalize");
+    let l = lines(&all);
+    assert!(
+        l.contains(&format!("cwd={}", canon.display()).as_str()),
+        "{all:?}"
+    );
+    assert!(l.contains(&"greeting=hi there"), "{all:?}");
+    assert!(l.contains(&"term=xterm-256color"), "{all:?}");
+    assert!(l.contains(&"sandbox=set"), "{all:?}");
+    sb.run(&["stop"]).ok();
+}
+
+#[test]
+fn send_types_keys_without_waiting_and_ctrl_c_interrupts() {
+    let sb = Sandbox::new("send");
+    start_bash(&sb, "default", &[]);
+    let sent = sb
+        .run(&[
+            "send",
+            "--json",
+            "sleep 1000; echo not-reached",
+            "--key",
+            "Enter",
+        ])
+        .ok();
+    assert_eq!(
+        json_of(&sent)["written"],
+        "sleep 1000; echo not-reached\r".len()
+    );
+    // The sleep is running (found by the sandbox's marker in its environment).
+    let sleep = common::eventually(std::time::Duration::from_secs(30), || {
+        sb.processes().into_iter().find(|&pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == b"sleep\x001000\x00")
+        })
+    })
+    .expect("sleep 1000 should be running");
+    let id = common::proc_identity(sleep).expect("sleep identity");
+    sb.run(&["send", "--key", "Ctrl+C"]).ok();
+    assert_eq!(
+        common::wait_gone(sleep, id, true),
+        None,
+        "sleep survived ^C"
+    );
+    let after = step_until(&sb, "default", "echo alive-$((2+3))", "alive-5");
+    // The typed line is echoed, but its second command never ran.
+    assert!(!lines(&after).contains(&"not-reached"), "{after:?}");
+    let screen = sb.run(&["read"]).ok().stdout;
+    assert!(!lines(&screen).contains(&"not-reached"), "{screen:?}");
+    sb.run(&["stop"]).ok();
+}
+
+#[test]
+fn resize_reaches_the_program() {
+    let sb = Sandbox::new("resize");
+    start_bash(&sb, "r", &["--cols", "80", "--rows", "24"]);
+    step_until(&sb, "r", "stty size", "24 80");
+    sb.run(&["resize", "-s", "r", "--cols", "50", "--rows", "20"])
+        .ok();
+    step_until(&sb, "r", "stty size", "20 50");
+    let j = json_of(&sb.run(&["read", "-s", "r", "--json"]).ok());
+    assert_eq!(j["size"], serde_json::json!({"cols": 50, "rows": 20}));
+    sb.run(&["stop", "-s", "r"]).ok();
+}
+
+#[test]
+fn step_shows_new_output_only_and_raw_keeps_escapes() {
+    let sb = Sandbox::new("stream");
+    start_bash(&sb, "default", &[]);
+    step_until(&sb, "default", "echo first-$((1))", "first-1");
+    let second = step_until(&sb, "default", "echo second-$((2))", "second-2");
+    assert!(!second.contains("first-1"), "{second:?}");
+    let raw = sb
+        .run(&["step", "--raw", r"printf '\033[1mBOLD\033[0m\n'"])
+        .ok();
+    let plain_seen = raw.stdout.contains("BOLD");
+    let raw_out = if plain_seen {
+        raw.stdout
+    } else {
+        sb.run(&["wait", "--raw", "--match", "BOLD", "--max-wait", "30000"])
+            .ok()
+            .stdout
+    };
+    assert!(raw_out.contains("\x1b[1mBOLD\x1b[0m"), "{raw_out:?}");
+    let plain = step_until(&sb, "default", r"printf '\033[4mLINE\033[0m\n'", "LINE");
+    assert!(!plain.contains('\x1b'), "{plain:?}");
+    sb.run(&["stop"]).ok();
+}
+
+#[test]
+fn full_screen_programs_step_as_a_rendered_screen() {
+    let sb = Sandbox::new("vim");
+    let dir = sb.work("edit");
+    std::fs::write(dir.join("notes.txt"), "hello\n").expect("write");
+    sb.run_in(
+        &dir,
+        &[
+            "start",
+            "--cols",
+            "60",
+            "--rows",
+            "12",
+            "--",
+            "vim",
+            "-u",
+            "NONE",
+            "-N",
+            "notes.txt",
+        ],
+    )
+    .ok();
+    wait_match(&sb, "default", "\"notes.txt\"");
+
+    let shown = sb.run(&["step", "ihi"]).ok();
+    shown.assert_one_stderr_line(STATUS_LINE);
+    let screen = if shown.stdout.contains("-- INSERT --") {
+        shown.stdout
+    } else {
+        wait_match(&sb, "default", "-- INSERT --");
+        sb.run(&["step"]).ok().stdout
+    };
+    let l: Vec<&str> = screen.lines().collect();
+    assert_eq!(&l[..2], ["hi", "hello"], "{screen:?}");
+    assert_eq!(l.iter().filter(|r| **r == "~").count(), 9, "{screen:?}");
+    assert_eq!(l.last(), Some(&"-- INSERT --"), "{screen:?}");
+    assert_eq!(l.len(), 12, "the whole screen: {screen:?}");
+    let st = json_of(&sb.run(&["status", "--json"]).ok());
+    assert_eq!(st["altScreen"], true, "{st}");
+
+    // --stream forces the byte stream: not the screen, no `~` rows.
+    let stream = sb.run(&["step", "--stream", "there"]).ok();
+    assert!(!lines(&stream.stdout).contains(&"~"), "{stream:?}");
+    assert_ne!(stream.stdout, sb.run(&["read"]).ok().stdout);
+    // --screen forces the screen, and it is what `read` shows.
+    let forced = sb.run(&["step", "--screen"]).ok().stdout;
+    assert_eq!(forced, sb.run(&["read"]).ok().stdout);
+    assert!(forced.contains("there"), "{forced:?}");
+
+    sb.run(&["send", "--key", "Escape", ":q!", "--key", "Enter"])
+        .ok();
+    let done = sb.run(&["wait", "--max-wait", "30000"]).ok();
+    assert!(done.status_line().ends_with(", exited]"), "{done:?}");
+    let st = json_of(&sb.run(&["status", "--json"]).ok());
+    assert_eq!(st["altScreen"], false, "{st}");
+    sb.run(&["stop"]).ok();
+    let on_disk = std::fs::read_to_string(dir.join("notes.txt")).expect("read");
+    assert_eq!(on_disk, "hello\n", ":q! wrote nothing");
+}
+
+#[test]
+fn list_shows_each_session() {
+    let sb = Sandbox::new("list");
+    sb.run(&["start", "-s", "one", "--", "cat"]).ok();
+    sb.run(&[
+        "start", "-s", "two", "--cols", "40", "--rows", "10", "--", "sleep", "1000",
+    ])
+    .ok();
+    let table = sb.run(&["list"]).ok().stdout;
+    let rows: Vec<&str> = table.lines().collect();
+    assert!(rows[0].starts_with("SESSION"), "{table}");
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("one ") && r.ends_with(" cat")),
+        "{table}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("two ") && r.contains("40x10") && r.ends_with(" sleep 1000")),
+        "{table}"
+    );
+    let j = json_of(&sb.run(&["list", "--json"]).ok());
+    let pids: Vec<i64> = j["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|s| s["pid"].as_i64().expect("pid"))
+        .collect();
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert!(
+            common::proc_state(pid as i32).is_some(),
+            "pid {pid} is live"
+        );
+    }
+    sb.run(&["kill-session", "-s", "one"]).ok();
+    sb.run(&["kill-session", "-s", "two"]).ok();
+    let after = sb.run(&["list", "--json"]).ok();
+    let n = json_of(&after)["sessions"].as_array().map_or(0, Vec::len);
+    assert_eq!(n, 0);
+}
+
+#[test]
+fn wait_match_fails_when_the_program_exits_without_the_text() {
+    let sb = Sandbox::new("nomatch");
+    let start = sb
+        .run(&["start", "--", "sh", "-c", "echo one; sleep 1; echo two"])
+        .ok();
+    let out = sb.run(&["wait", "--match", "NEVER-SHOWN", "--max-wait", "60000"]);
+    // `start` settles only when the program waits for input or exits, so
+    // "two" is shown by whichever call saw it.
+    assert!(
+        format!("{}{}", start.stdout, out.stdout).contains("two"),
+        "{out:?}"
+    );
+    assert_ne!(
+        out.code(),
+        0,
+        "the text never appeared, yet wait reports success: {out:?}"
+    );
+    assert!(
+        re(r"^\[ptybroker: .*NEVER-SHOWN.*\]$|^\[ptybroker: .*exited.*\]$")
+            .is_match(out.status_line()),
+        "{out:?}"
+    );
+    sb.run(&["stop"]).ok();
+}

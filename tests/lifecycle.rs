@@ -1,0 +1,353 @@
+//! How processes begin and end: the per-user daemon (started by the first
+//! call, outliving its client, replaced when killed), and `stop` and
+//! `kill-session` taking a program's whole process group with it, leaving no
+//! zombie behind.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use common::{eventually, lines, proc_identity, re, wait_gone, Sandbox, STATUS_LINE, STOP_LINE};
+use serde_json::Value;
+
+fn mode(p: &std::path::Path) -> u32 {
+    std::fs::symlink_metadata(p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+fn cmdline(pid: i32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .unwrap_or_default()
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
+}
+
+fn status_json(sb: &Sandbox, session: &str) -> Value {
+    let out = sb.run(&["status", "--session", session, "--json"]).ok();
+    serde_json::from_str(out.stdout.trim()).expect("status --json")
+}
+
+/// `(state, session id)` from /proc/PID/stat.
+fn state_and_sid(pid: i32) -> Option<(char, i32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
+    Some((f[0].chars().next()?, f[3].parse().ok()?))
+}
+
+#[test]
+fn the_first_call_starts_a_private_daemon_that_outlives_its_client() {
+    let sb = Sandbox::new("daemon");
+    assert!(!sb.runtime().exists());
+    sb.run(&["start", "--", "cat"]).ok();
+
+    assert_eq!(mode(&sb.runtime()), 0o700);
+    assert_eq!(mode(&sb.socket()), 0o600);
+    assert_eq!(mode(&sb.log()), 0o600);
+    let pid = sb.daemon_pid().expect("the daemon logs its pid");
+    assert_eq!(
+        cmdline(pid),
+        [common::BIN.to_string(), "daemon".to_string()]
+    );
+    // Detached: the leader of a session of its own, alive after `start` left.
+    let (state, sid) = state_and_sid(pid).expect("daemon alive");
+    assert_ne!(state, 'Z');
+    assert_eq!(sid, pid, "the daemon runs in its own session");
+
+    // Later calls reach the same daemon and session.
+    let out = sb.run(&["step", "still there"]).ok();
+    assert!(lines(&out.stdout).contains(&"still there"), "{out:?}");
+    assert_eq!(sb.daemon_pid(), Some(pid));
+    let log = std::fs::read_to_string(sb.log()).expect("log");
+    assert_eq!(log.matches("listening on").count(), 1, "one daemon: {log}");
+
+    // With its last session gone, it exits and takes its socket with it.
+    let id = proc_identity(pid).expect("identity");
+    sb.run(&["stop"]).ok();
+    assert_eq!(wait_gone(pid, id, true), None, "daemon exits when empty");
+    assert!(!sb.socket().exists(), "socket removed");
+    let none = sb.run(&["status"]);
+    assert_eq!(none.code(), 1);
+    assert!(none.stderr.contains("no daemon is running"), "{none:?}");
+}
+
+#[test]
+fn a_killed_daemon_does_not_block_the_next_start() {
+    let sb = Sandbox::new("killed");
+    sb.run(&["start", "--session", "old", "--", "cat"]).ok();
+    let daemon = sb.daemon_pid().expect("daemon pid");
+    let old_child = status_json(&sb, "old")["pid"].as_i64().expect("pid") as i32;
+    let daemon_id = proc_identity(daemon).expect("daemon");
+    let child_id = proc_identity(old_child).expect("child");
+
+    common::kill(daemon, 9);
+    assert_eq!(wait_gone(daemon, daemon_id, true), None);
+    // Its last threads may close the listening socket a moment after the
+    // main one is a zombie; from then on connections are refused.
+    let refused =
+        eventually(
+            Duration::from_secs(30),
+            || match std::os::unix::net::UnixStream::connect(sb.socket()) {
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Some(()),
+                _ => None,
+            },
+        );
+    assert!(refused.is_some(), "the dead daemon's socket still accepts");
+    assert!(sb.socket().exists(), "kill -9 leaves the socket behind");
+
+    // A call that needs the old session says what happened.
+    let gone = sb.run(&["step", "--session", "old", "hello"]);
+    assert_eq!(gone.code(), 1, "{gone:?}");
+    gone.assert_one_stderr_line(r"^\[ptybroker: the daemon is gone .*\]$");
+    // The program lost its terminal with the daemon and ended.
+    assert_eq!(
+        wait_gone(old_child, child_id, true),
+        None,
+        "cat outlived the daemon"
+    );
+
+    // The next start replaces the stale socket with a new daemon.
+    let start = sb.run(&["start", "--session", "new", "--", "cat"]).ok();
+    let err: Vec<&str> = start.stderr.lines().collect();
+    assert_eq!(err.len(), 2, "{err:?}");
+    assert!(
+        re(r"^\[ptybroker: the previous daemon had died .*\]$").is_match(err[0]),
+        "{err:?}"
+    );
+    assert!(re(STATUS_LINE).is_match(err[1]), "{err:?}");
+    let fresh = sb.daemon_pid().expect("new daemon");
+    assert_ne!(fresh, daemon);
+    assert_eq!(
+        sb.run(&["step", "--session", "new", "again"]).ok().code(),
+        0
+    );
+    let old = sb.run(&["status", "--session", "old"]);
+    assert_eq!(old.code(), 1);
+    old.assert_one_stderr_line(r#"^\[ptybroker: no session "old" \(start one first\)\]$"#);
+    sb.run(&["stop", "--session", "new"]).ok();
+}
+
+#[test]
+fn a_runtime_directory_open_to_others_is_refused() {
+    let sb = Sandbox::new("perm");
+    std::fs::create_dir(sb.runtime()).expect("mkdir");
+    std::fs::set_permissions(sb.runtime(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = sb.run(&["start", "--", "cat"]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    out.assert_one_stderr_line(r"^\[ptybroker: .*open to other users.*chmod 700.*\]$");
+    assert!(!sb.socket().exists());
+}
+
+/// Start `script` under `sh -c` and return (child pid, background pid) once
+/// it has printed `bg=PID`.
+fn start_with_background(sb: &Sandbox, session: &str, script: &str) -> (i32, i32) {
+    sb.run(&["start", "--session", session, "--", "sh", "-c", script])
+        .ok();
+    sb.run(&[
+        "wait",
+        "--session",
+        session,
+        "--match",
+        "bg=",
+        "--max-wait",
+        "30000",
+    ])
+    .ok();
+    let screen = sb.run(&["read", "--session", session]).ok().stdout;
+    let bg = re(r"bg=(\d+)")
+        .captures(&screen)
+        .and_then(|c| c[1].parse().ok())
+        .unwrap_or_else(|| panic!("no bg= on {screen:?}"));
+    let child = status_json(sb, session)["pid"].as_i64().expect("pid") as i32;
+    (child, bg)
+}
+
+/// Wait until `pid` ignores SIGTERM (its SigIgn mask has bit 15), so that a
+/// test never signals a process that is still setting itself up.
+fn wait_ignoring_term(pid: i32) {
+    let ok = eventually(Duration::from_secs(30), || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let mask = status.lines().find_map(|l| l.strip_prefix("SigIgn:"))?;
+        let bits = u64::from_str_radix(mask.trim(), 16).ok()?;
+        (bits & (1 << (15 - 1)) != 0).then_some(())
+    });
+    assert!(ok.is_some(), "pid {pid} never ignored SIGTERM");
+}
+
+#[test]
+fn stop_kills_a_child_that_ignores_sigterm_with_its_process_group() {
+    let sb = Sandbox::new("stubborn");
+    let script = r#"trap "" TERM HUP; sleep 1000 & echo "bg=$!"; wait"#;
+    let (child, bg) = start_with_background(&sb, "s", script);
+    wait_ignoring_term(child);
+    wait_ignoring_term(bg);
+    let child_id = proc_identity(child).expect("child");
+    let bg_id = proc_identity(bg).expect("bg");
+    let daemon = sb.daemon_pid().expect("daemon");
+    let daemon_id = proc_identity(daemon).expect("daemon alive");
+
+    let stop = sb.run(&["stop", "--session", "s"]).ok();
+    stop.assert_one_stderr_line(STOP_LINE);
+    assert!(
+        stop.stderr
+            .contains(", exited: signal: killed, session \"s\" stopped]"),
+        "TERM was ignored, so KILL ended it: {:?}",
+        stop.stderr
+    );
+    // The child is reaped by the daemon (no zombie), its background job is dead.
+    assert_eq!(
+        wait_gone(child, child_id, false),
+        None,
+        "child left a zombie or lives"
+    );
+    assert_eq!(
+        wait_gone(bg, bg_id, true),
+        None,
+        "background sleep survived"
+    );
+    assert_eq!(
+        wait_gone(daemon, daemon_id, true),
+        None,
+        "the daemon exits when empty"
+    );
+}
+
+#[test]
+fn stop_tries_sigterm_before_sigkill() {
+    let sb = Sandbox::new("termfirst");
+    let log = sb.root.join("signals.log");
+    let script = format!(
+        r#"import os, signal, subprocess, time
+def note(sig, frame):
+    with open({log:?}, "a") as f:
+        f.write(signal.Signals(sig).name + "\n")
+signal.signal(signal.SIGTERM, note)
+signal.signal(signal.SIGHUP, note)
+bg = subprocess.Popen(["sh", "-c", 'trap "" TERM HUP; exec sleep 1000'], preexec_fn=os.setpgrp)
+print("bg=%d" % bg.pid, flush=True)
+while True:
+    time.sleep(1)
+"#
+    );
+    let path = sb.root.join("stubborn.py");
+    std::fs::write(&path, script).expect("script");
+    let p = path.to_str().expect("path");
+    sb.run(&["start", "--session", "py", "--", "python3", p])
+        .ok();
+    sb.run(&[
+        "wait",
+        "--session",
+        "py",
+        "--match",
+        "bg=",
+        "--max-wait",
+        "30000",
+    ])
+    .ok();
+    let screen = sb.run(&["read", "--session", "py"]).ok().stdout;
+    let bg: i32 = re(r"bg=(\d+)")
+        .captures(&screen)
+        .and_then(|c| c[1].parse().ok())
+        .expect("bg pid");
+    let child = status_json(&sb, "py")["pid"].as_i64().expect("pid") as i32;
+    wait_ignoring_term(bg);
+    let (child_id, bg_id) = (
+        proc_identity(child).expect("c"),
+        proc_identity(bg).expect("b"),
+    );
+
+    let stop = sb.run(&["stop", "--session", "py"]).ok();
+    assert!(stop.stderr.contains("exited: signal: killed"), "{stop:?}");
+    let got = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(lines(&got).contains(&"SIGTERM"), "TERM came first: {got:?}");
+    assert_eq!(wait_gone(child, child_id, false), None, "python reaped");
+    // Even in a process group of its own, it belonged to the session.
+    assert_eq!(
+        wait_gone(bg, bg_id, true),
+        None,
+        "sleep in its own group survived"
+    );
+}
+
+#[test]
+fn kill_session_sends_sigkill_at_once() {
+    let sb = Sandbox::new("killnow");
+    let log = sb.root.join("signals.log");
+    let script = format!(
+        r#"trap "echo TERM >> '{}'" TERM; sleep 1000 & echo "bg=$!"; wait; wait"#,
+        log.display()
+    );
+    let (child, bg) = start_with_background(&sb, "k", &script);
+    let (child_id, bg_id) = (
+        proc_identity(child).expect("c"),
+        proc_identity(bg).expect("b"),
+    );
+    let out = sb.run(&["kill-session", "--session", "k"]).ok();
+    out.assert_one_stderr_line(STOP_LINE);
+    assert!(out.stderr.contains("exited: signal: killed"), "{out:?}");
+    assert_eq!(wait_gone(child, child_id, false), None);
+    assert_eq!(wait_gone(bg, bg_id, true), None);
+    assert!(!log.exists(), "no SIGTERM before the SIGKILL");
+}
+
+#[test]
+fn a_program_that_exits_by_itself_is_reaped_at_once() {
+    let sb = Sandbox::new("reaped");
+    sb.run(&[
+        "start",
+        "--session",
+        "t",
+        "--",
+        "sh",
+        "-c",
+        "echo bye; exit 4",
+    ])
+    .ok();
+    let w = sb
+        .run(&["wait", "--session", "t", "--max-wait", "30000"])
+        .ok();
+    assert!(w.status_line().ends_with("exited: exit status 4]"), "{w:?}");
+    let st = status_json(&sb, "t");
+    assert_eq!(st["running"], false);
+    assert_eq!(st["exitCode"], 4);
+    let pid = st["pid"].as_i64().expect("pid") as i32;
+    // Reaped by the daemon while the session is kept for reading.
+    let left = state_and_sid(pid).filter(|&(s, sid)| s == 'Z' || sid == pid);
+    assert_eq!(left, None, "child {pid} is a zombie or still there");
+    let screen = sb.run(&["read", "--session", "t"]).ok().stdout;
+    assert_eq!(screen, "bye\n");
+    sb.run(&["stop", "--session", "t"]).ok();
+}
+
+#[test]
+fn stop_kills_the_group_even_after_the_child_exited_on_sigterm() {
+    let sb = Sandbox::new("leftover");
+    // The shell dies of SIGTERM; its background job ignores TERM and HUP and
+    // no longer holds the terminal, but it is still in the process group.
+    let script =
+        r#"(trap "" TERM HUP; exec sleep 1000) </dev/null >/dev/null 2>&1 & echo "bg=$!"; wait"#;
+    let (child, bg) = start_with_background(&sb, "g", script);
+    wait_ignoring_term(bg);
+    let (child_id, bg_id) = (
+        proc_identity(child).expect("c"),
+        proc_identity(bg).expect("b"),
+    );
+    let pgrp_of_bg = std::fs::read_to_string(format!("/proc/{bg}/stat")).expect("stat");
+    assert!(
+        pgrp_of_bg.contains(&format!(" {child} {child} ")),
+        "same group and session"
+    );
+
+    sb.run(&["stop", "--session", "g"]).ok();
+    assert_eq!(wait_gone(child, child_id, false), None);
+    assert_eq!(
+        wait_gone(bg, bg_id, true),
+        None,
+        "the background sleep of a stopped session is still alive"
+    );
+}
