@@ -130,6 +130,18 @@ impl Screen {
             .unwrap_or_default()
     }
 
+    /// Text of row `row` of the primary screen, also while the alternate
+    /// screen is shown (it is kept aside then).
+    pub fn primary_row_text(&self, row: usize) -> String {
+        let t = &self.term;
+        let grid = if t.modes.alt_screen {
+            &t.other
+        } else {
+            &t.grid
+        };
+        grid.get(row).map(|r| r.text()).unwrap_or_default()
+    }
+
     /// Lines of history above the primary screen.
     pub fn scrollback_len(&self) -> usize {
         self.term.scrollback.len()
