@@ -782,13 +782,20 @@ fn recordings_are_asciicast_v2_that_asciinema_replays() {
     let text2 = std::fs::read_to_string(&second).expect("second recording");
     assert!(cast_output(&text2).contains("second go"), "{text2}");
 
-    if let Ok(out) = Command::new("asciinema").arg("cat").arg(&cast).output() {
-        assert!(
-            out.status.success(),
-            "asciinema cat: {}",
-            String::from_utf8_lossy(&out.stderr)
+    // `asciinema cat` wants a terminal of its own: give it one of ours, and
+    // it must reproduce the transcript byte for byte (it writes in raw mode).
+    if Command::new("asciinema").arg("--version").output().is_ok() {
+        let cast = cast.to_string_lossy().into_owned();
+        c.launch(
+            "cat",
+            &["asciinema", "cat", &cast],
+            json!({"cols": 60, "rows": 10}),
         );
-        assert_eq!(String::from_utf8_lossy(&out.stdout), transcript);
+        let exit = c.ok("waitForExit", "cat", json!({"timeoutMs": WAIT_MS}));
+        assert_eq!(exit["exitCode"], 0, "{exit}");
+        let replay = c.capture("cat", json!({"includeAnsi": true}));
+        assert_eq!(replay["ansi"].as_str(), Some(transcript.as_str()));
+        assert_eq!(replay["text"], cap["text"]);
     } else {
         eprintln!("asciinema is not installed: skipping the replay check");
     }
