@@ -309,6 +309,7 @@ fn hello_then_a_shell_through_every_session_method() {
     assert_eq!(red["style"]["fg"], 1);
     let cursor = &frame["cursor"];
     assert_eq!(cursor["visible"], true);
+    assert_eq!(cursor["style"], "block");
     let row = cursor["row"].as_u64().expect("cursor row") as usize;
     assert!(lines[row]["text"]
         .as_str()
@@ -810,7 +811,7 @@ fn svg_capture_is_well_formed_xml() {
         &[
             "/bin/sh",
             "-c",
-            "printf '\\033[1;4;38;5;202mbold\\033[0m \\033[7minv\\033[0m <&> 漢字 \\033[38;2;1;2;3mrgb\\033[0m\\n'; sleep 600",
+            "printf '\\033[1;4;38;5;202mbold\\033[0m \\033[7minv\\033[0m <&> 漢字 \\033[38;2;1;2;3mrgb\\033[0m\\n\\033[4 q'; sleep 600",
         ],
         json!({"cols": 40, "rows": 5}),
     );

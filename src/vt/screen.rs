@@ -51,6 +51,25 @@ pub struct Modes {
     pub alt_screen: bool,
 }
 
+/// The cursor's shape, as a program sets it with DECSCUSR (`CSI n SP q`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CursorShape {
+    #[default]
+    Block,
+    Underline,
+    Bar,
+}
+
+impl CursorShape {
+    pub fn name(self) -> &'static str {
+        match self {
+            CursorShape::Block => "block",
+            CursorShape::Underline => "underline",
+            CursorShape::Bar => "bar",
+        }
+    }
+}
+
 /// Where the cursor is, 0-based, and whether the program shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Cursor {
@@ -108,6 +127,19 @@ impl Screen {
             row: self.term.row as u16,
             col: self.term.col as u16,
             visible: self.term.modes.cursor_visible,
+        }
+    }
+
+    /// The cursor's shape and whether it blinks (DECSCUSR; the default, 0,
+    /// is xterm's blinking block).
+    pub fn cursor_shape(&self) -> (CursorShape, bool) {
+        match self.term.cursor_shape {
+            0 | 1 => (CursorShape::Block, true),
+            2 => (CursorShape::Block, false),
+            3 => (CursorShape::Underline, true),
+            4 => (CursorShape::Underline, false),
+            5 => (CursorShape::Bar, true),
+            _ => (CursorShape::Bar, false),
         }
     }
 
