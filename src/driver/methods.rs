@@ -535,9 +535,8 @@ fn stop(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
 }
 
 fn shutdown(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
-    let stopped = d.end_sessions(true);
-    // Let the answers of requests that were waiting on those sessions out
-    // first: the shutdown answer is the last line.
-    d.drain(1, Duration::from_secs(5));
+    // The answers of requests waiting on those sessions go out first: the
+    // shutdown answer is the last line.
+    let stopped = d.close(true, 1);
     d.exit_after(&req.id, json!({ "stopped": stopped }))
 }

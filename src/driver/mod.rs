@@ -21,6 +21,7 @@ mod turns;
 
 use std::io::{self, BufReader, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -174,6 +175,8 @@ pub struct Driver {
     /// Requests being answered, and a signal when one finishes.
     in_flight: Mutex<usize>,
     finished: Condvar,
+    /// Set by `shutdown` and at end of input: no new request starts.
+    closing: AtomicBool,
 }
 
 impl Driver {
@@ -184,6 +187,7 @@ impl Driver {
             turns: Turns::default(),
             in_flight: Mutex::new(0),
             finished: Condvar::new(),
+            closing: AtomicBool::new(false),
         }
     }
 
@@ -227,6 +231,18 @@ impl Driver {
         }
         self.manager.shutdown();
         all.len()
+    }
+
+    /// End every session and let the requests in flight answer: stop
+    /// accepting requests, end the sessions (so that waits on them return),
+    /// wait (bounded) until at most `others` requests are left, and end
+    /// whatever a late `launch` started meanwhile. Returns how many sessions
+    /// were ended.
+    pub fn close(&self, graceful: bool, others: usize) -> usize {
+        self.closing.store(true, Ordering::SeqCst);
+        let n = self.end_sessions(graceful);
+        self.drain(others, Duration::from_secs(5));
+        n + self.end_sessions(false)
     }
 
     /// Wait (bounded) until at most `others` requests are still in flight.
@@ -344,13 +360,19 @@ pub fn run() -> ! {
         dispatch(driver, req);
     }
     // End of input: the client has gone, and its sessions with it.
-    driver.end_sessions(false);
-    driver.drain(0, Duration::from_secs(5));
+    driver.close(false, 0);
     std::process::exit(0);
 }
 
 /// Hand a request to a thread of its own.
 fn dispatch(driver: &'static Driver, req: Request) {
+    if driver.closing.load(Ordering::SeqCst) {
+        driver.write(&answer(
+            &req.id,
+            Err(DriverError::failed("the driver is shutting down")),
+        ));
+        return;
+    }
     {
         let mut n = lock(&driver.in_flight);
         if *n >= limits::MAX_DRIVER_REQUESTS {
