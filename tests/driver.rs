@@ -406,6 +406,11 @@ fn launch_environment_cwd_and_exit_status() {
         json!({}),
     );
     c.wait_text("closed", "closing");
+    let closed = eventually(LIMIT, || {
+        let st = c.ok("status", "closed", json!({}));
+        (st["outputClosed"] == true).then_some(st)
+    });
+    assert!(closed.is_some_and(|st| st["running"] == true));
     let cap = c.capture("closed", json!({"settleMs": 100}));
     assert_eq!(cap["reason"], "outputclosed", "{cap}");
     assert!(c.finish().success());
