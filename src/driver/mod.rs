@@ -63,6 +63,13 @@ impl DriverError {
             message: message.into(),
         }
     }
+
+    pub fn read(message: impl Into<String>) -> DriverError {
+        DriverError {
+            code: READ_ERROR,
+            message: message.into(),
+        }
+    }
 }
 
 /// The hello line the driver writes first.
@@ -300,52 +307,34 @@ pub fn run() -> ! {
     let mut input = BufReader::with_capacity(64 * 1024, io::stdin());
     let mut line = Vec::new();
     loop {
-        let text = match crate::server::read_bounded_line(
-            &mut input,
-            &mut line,
-            limits::MAX_LINE_BYTES,
-        ) {
-            Ok(None) => break,
-            Err(e) => {
-                driver.write(&answer(
-                    &Value::Null,
-                    Err(DriverError {
-                        code: READ_ERROR,
-                        message: format!("cannot read stdin: {e}"),
-                    }),
-                ));
-                break;
-            }
-            Ok(Some(Err(len))) => {
-                driver.write(&answer(
-                    &Value::Null,
-                    Err(DriverError {
-                        code: READ_ERROR,
-                        message: format!(
-                            "request line of {len}+ bytes exceeds the limit of {} bytes; it was discarded",
-                            limits::MAX_LINE_BYTES
-                        ),
-                    }),
-                ));
-                continue;
-            }
-            Ok(Some(Ok(()))) => match std::str::from_utf8(&line) {
-                Ok(t) => t,
+        let text =
+            match crate::server::read_bounded_line(&mut input, &mut line, limits::MAX_LINE_BYTES) {
+                Ok(None) => break,
                 Err(e) => {
-                    driver.write(&answer(
-                        &Value::Null,
-                        Err(DriverError {
-                            code: READ_ERROR,
-                            message: format!(
-                                "request line is not valid UTF-8 (at byte {}); it was discarded",
-                                e.valid_up_to()
-                            ),
-                        }),
-                    ));
+                    let e = DriverError::read(format!("cannot read stdin: {e}"));
+                    driver.write(&answer(&Value::Null, Err(e)));
+                    break;
+                }
+                Ok(Some(Err(len))) => {
+                    let e = DriverError::read(format!(
+                    "request line of {len}+ bytes exceeds the limit of {} bytes; it was discarded",
+                    limits::MAX_LINE_BYTES
+                ));
+                    driver.write(&answer(&Value::Null, Err(e)));
                     continue;
                 }
-            },
-        };
+                Ok(Some(Ok(()))) => match std::str::from_utf8(&line) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        let e = DriverError::read(format!(
+                            "request line is not valid UTF-8 (at byte {}); it was discarded",
+                            e.valid_up_to()
+                        ));
+                        driver.write(&answer(&Value::Null, Err(e)));
+                        continue;
+                    }
+                },
+            };
         let text = text.trim_end_matches('\r');
         if text.trim().is_empty() {
             continue;
@@ -410,5 +399,66 @@ fn dispatch(driver: &'static Driver, req: Request) {
             Err(DriverError::failed(format!("cannot start a thread: {e}"))),
         ));
         driver.done();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(line: &str) -> (Value, &'static str) {
+        match parse(line) {
+            Ok(r) => panic!("{line} should be refused, got {}", r.method),
+            Err((id, e)) => (id, e.code),
+        }
+    }
+
+    #[test]
+    fn envelopes_are_checked_and_ids_echoed_when_usable() {
+        let r = parse(r#"{"id":3,"method":"status","sessionId":"app","extra":1}"#)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(
+            (r.id, r.method, r.session.as_deref()),
+            (json!(3), "status", Some("app"))
+        );
+        assert!(r.params.is_empty());
+        let r = parse(r#"{"id":4,"method":"shutdown"}"#).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(r.session, None);
+        assert_eq!(refused("nope"), (Value::Null, INVALID_REQUEST));
+        assert_eq!(
+            refused(r#"{"method":"status"}"#),
+            (Value::Null, INVALID_REQUEST)
+        );
+        assert_eq!(
+            refused(r#"{"id":"a","method":"status"}"#),
+            (json!("a"), INVALID_REQUEST)
+        );
+        assert_eq!(
+            refused(r#"{"id":5,"method":"status"}"#),
+            (json!(5), INVALID_REQUEST)
+        );
+        assert_eq!(
+            refused(r#"{"id":6,"method":"Status","sessionId":"a"}"#),
+            (json!(6), INVALID_REQUEST)
+        );
+        assert_eq!(
+            refused(r#"{"id":7,"method":"status","sessionId":"a","params":"x"}"#),
+            (json!(7), INVALID_REQUEST)
+        );
+    }
+
+    #[test]
+    fn answers_have_the_seed_shapes() {
+        assert_eq!(
+            answer(&json!(1), Ok(json!({"sessionId": "app"}))),
+            json!({"type": "response", "id": 1, "result": {"sessionId": "app"}})
+        );
+        assert_eq!(
+            answer(
+                &json!(2),
+                Err(DriverError::failed("session app has exited"))
+            ),
+            json!({"type": "error", "id": 2, "error": {"code": "REQUEST_FAILED", "message": "session app has exited"}})
+        );
     }
 }
