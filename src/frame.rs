@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Map, Value};
 use unicode_width::UnicodeWidthStr;
 
-use crate::vt::{Color, Run, Screen, Style};
+use crate::vt::{Color, CursorShape, Run, Screen, Style};
 
 fn color_json(c: Color) -> Value {
     match c {
@@ -60,13 +60,20 @@ fn runs_json(runs: &[Run]) -> Value {
 /// The visible screen as `{cols, rows, cursor, title, altScreen, lines: [{text, runs}]}`.
 pub fn frame_json(scr: &Screen) -> Value {
     let c = scr.cursor();
+    let (shape, blinking) = scr.cursor_shape();
     let lines: Vec<Value> = (0..scr.rows() as usize)
         .map(|r| json!({"text": scr.row_text(r), "runs": runs_json(&scr.row_runs(r))}))
         .collect();
     json!({
         "cols": scr.cols(),
         "rows": scr.rows(),
-        "cursor": {"row": c.row, "col": c.col, "visible": c.visible},
+        "cursor": {
+            "row": c.row,
+            "col": c.col,
+            "visible": c.visible,
+            "style": shape.name(),
+            "blinking": blinking,
+        },
         "title": scr.title(),
         "altScreen": scr.is_alt_screen(),
         "lines": lines,
@@ -198,11 +205,17 @@ pub fn svg(scr: &Screen) -> String {
         }
     }
     if c.visible {
+        // The shape the program chose: a block, a bar at the left or an
+        // underline at the bottom of the cell.
+        let (x, y) = (f32::from(c.col) * CW, f32::from(c.row) * CH);
+        let (y, w, h) = match scr.cursor_shape().0 {
+            CursorShape::Block => (y, CW, CH),
+            CursorShape::Bar => (y, 2.0, CH),
+            CursorShape::Underline => (y + CH - 2.0, CW, 2.0),
+        };
         let _ = write!(
             out,
-            "<rect x=\"{}\" y=\"{}\" width=\"{CW}\" height=\"{CH}\" fill=\"{}\" opacity=\"0.5\"/>",
-            f32::from(c.col) * CW,
-            f32::from(c.row) * CH,
+            "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" fill=\"{}\" opacity=\"0.5\"/>",
             hex(FG)
         );
     }
@@ -224,6 +237,17 @@ mod tests {
         assert_eq!(f["lines"][0]["runs"][0]["style"]["bold"], true);
         assert_eq!(f["lines"][0]["runs"][0]["style"]["fg"], 1);
         assert_eq!(f["cursor"]["col"], 9);
+        assert_eq!(f["cursor"]["style"], "block");
+        s.feed(b"\x1b[6 q");
+        let f = frame_json(&s);
+        assert_eq!(
+            (
+                f["cursor"]["style"].as_str(),
+                f["cursor"]["blinking"].as_bool()
+            ),
+            (Some("bar"), Some(false))
+        );
+        assert!(svg(&s).contains("width=\"2.0\""));
     }
 
     #[test]

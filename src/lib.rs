@@ -24,6 +24,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod driver;
 pub mod frame;
 pub mod keys;
 pub mod limits;

@@ -19,6 +19,8 @@ pub const MAX_SESSIONS: usize = 256;
 pub const MAX_CONNECTIONS: usize = 128;
 /// Longest request line; a longer one is refused without being buffered whole.
 pub const MAX_LINE_BYTES: usize = 4 << 20;
+/// Driver requests (seed 003) being answered at once, each on its own thread.
+pub const MAX_DRIVER_REQUESTS: usize = 256;
 /// Most bytes one write request may send to a program.
 pub const MAX_WRITE_BYTES: usize = 1 << 20;
 /// Longest any single wait may block, whatever the caller asks for.

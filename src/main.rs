@@ -24,6 +24,7 @@ Usage:
   ptybroker stop | kill-session                end a session (graceful | SIGKILL)
   ptybroker serve --cmd CMD (--socket PATH | --port N) [--cols C] [--rows R] [--cwd DIR]
   ptybroker daemon                             run the per-user daemon (started on demand)
+  ptybroker driver                             the JSON Lines driver protocol on stdin/stdout
   ptybroker render [--cols C] [--rows R] [--format text|ansi|json|svg] FILE
                                                replay a raw capture or asciicast, print the screen
   ptybroker mcp                                serve MCP (terminal_* tools) on stdin/stdout
@@ -71,6 +72,7 @@ fn main() -> ExitCode {
         "serve" => serve(&mut p),
         "render" => render(&mut p),
         "mcp" => mcp(&mut p),
+        "driver" => driver(&mut p),
         "help" => {
             print!("{HELP}");
             Ok(())
@@ -196,6 +198,13 @@ fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
         message: e.to_string(),
         exit: 1,
     })
+}
+
+fn driver(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    if let Some(arg) = p.next()? {
+        return Err(arg.unexpected().into());
+    }
+    ptybroker::driver::run()
 }
 
 fn render(p: &mut lexopt::Parser) -> Result<(), Failure> {

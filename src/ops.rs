@@ -320,6 +320,19 @@ const SIGNALS: &[(&str, rustix::process::Signal)] = {
         ("STOP", S::STOP),
         ("TSTP", S::TSTP),
         ("WINCH", S::WINCH),
+        ("ILL", S::ILL),
+        ("TRAP", S::TRAP),
+        ("ABRT", S::ABORT),
+        ("BUS", S::BUS),
+        ("FPE", S::FPE),
+        ("SEGV", S::SEGV),
+        ("SYS", S::SYS),
+        ("XCPU", S::XCPU),
+        ("XFSZ", S::XFSZ),
+        ("VTALRM", S::VTALARM),
+        ("PROF", S::PROF),
+        ("TTIN", S::TTIN),
+        ("TTOU", S::TTOU),
     ]
 };
 
@@ -334,6 +347,50 @@ pub fn signal_by_number(n: i32) -> Option<rustix::process::Signal> {
         .iter()
         .find(|(_, s)| s.as_raw() == n)
         .map(|(_, s)| *s)
+}
+
+/// The name of signal number `n` without `SIG` (`TERM`), if it is one we know.
+pub fn signal_name(n: i32) -> Option<&'static str> {
+    SIGNALS
+        .iter()
+        .find(|(_, s)| s.as_raw() == n)
+        .map(|(name, _)| *name)
+}
+
+/// Send one mouse event, encoded per the tracking mode and encoding the
+/// program negotiated, and keep the session's held button (seed 003's
+/// `mouse`). A refusal (reporting off, hover without any-event tracking, a
+/// cell outside the viewport, button misuse, an exited program) sends
+/// nothing and leaves the held button as it was. Returns the bytes written
+/// (none for an X10 release, which that mode does not report).
+pub fn mouse(s: &Session, ev: &keys::MouseEvent) -> Result<usize, Error> {
+    s.with_mouse_held(|held| {
+        if !s.status().running() {
+            return Err(Error::Failed("the program has exited".into()));
+        }
+        let (modes, cols, rows) = s.with_screen(|scr| (scr.modes(), scr.cols(), scr.rows()));
+        let mut next = *held;
+        let bytes = keys::encode_mouse(ev, &modes, &mut next, cols, rows)
+            .map_err(|e| Error::Failed(e.to_string()))?;
+        if !bytes.is_empty() {
+            s.write(&bytes).map_err(|e| Error::Failed(e.to_string()))?;
+        }
+        *held = next;
+        Ok(bytes.len())
+    })
+}
+
+/// The primary screen's history as text: the scrollback, then the primary
+/// screen itself (even while a full-screen program shows the alternate one),
+/// each line ending in `\n`, trailing blank lines dropped.
+pub fn history_text(s: &Session) -> String {
+    s.with_screen(|scr| {
+        let mut lines: Vec<String> = (0..scr.scrollback_len())
+            .map(|i| scr.scrollback_row_text(i))
+            .collect();
+        lines.extend((0..scr.rows() as usize).map(|r| scr.primary_row_text(r)));
+        join_lines(&lines)
+    })
 }
 
 #[cfg(test)]

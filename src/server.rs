@@ -269,7 +269,7 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 
 /// Read one line of at most `max` bytes. A longer line is consumed and
 /// discarded without being held whole, and reported as `Err(len_seen)`.
-fn read_bounded_line(
+pub(crate) fn read_bounded_line(
     r: &mut impl BufRead,
     buf: &mut Vec<u8>,
     max: usize,

@@ -16,6 +16,7 @@ use rustix::event::{poll, PollFd, PollFlags};
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal};
 
+use crate::keys::MouseButton;
 use crate::limits;
 use crate::pty::{self, Pty, SpawnOptions};
 use crate::record::Recorder;
@@ -32,6 +33,8 @@ pub struct Options {
     pub term: Option<String>,
     pub transcript_bytes: usize,
     pub scrollback_lines: usize,
+    /// Record to this asciicast file from the first byte of output on.
+    pub record: Option<std::path::PathBuf>,
 }
 
 impl Options {
@@ -48,6 +51,7 @@ impl Options {
             term: None,
             transcript_bytes: limits::TRANSCRIPT_BYTES,
             scrollback_lines: limits::SCROLLBACK_LINES,
+            record: None,
         }
     }
 }
@@ -285,6 +289,8 @@ struct Inner {
     writer: Mutex<()>,
     /// Closing (dropping) the write end wakes the reader thread to exit.
     stop_reader: Mutex<Option<OwnedFd>>,
+    /// The mouse button a caller holds down (seed 003: one at a time).
+    mouse_held: Mutex<Option<MouseButton>>,
 }
 
 /// A running (or exited) program on a PTY. Dropping it kills the program.
@@ -311,20 +317,43 @@ impl Session {
                 .env
                 .push(("TERM".into(), "xterm-256color".into()));
         }
-        let (pty, child) = pty::spawn(&spawn_opts)?;
+        let term = spawn_opts
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "TERM")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        // Created before the program starts, so that a bad path starts
+        // nothing and the recording misses none of the output.
+        let recorder = match &opts.record {
+            Some(path) => Some(Recorder::create(
+                path,
+                spawn_opts.cols,
+                spawn_opts.rows,
+                &spawn_opts.argv,
+                &term,
+            )?),
+            None => None,
+        };
+        let (pty, child) = match pty::spawn(&spawn_opts) {
+            Ok(spawned) => spawned,
+            Err(e) => {
+                if let Some(r) = recorder {
+                    let path = r.path().to_path_buf();
+                    drop(r);
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(e);
+            }
+        };
         let (stop_rx, stop_tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
         let now = Instant::now();
         let inner = Arc::new(Inner {
             pid: child.id() as i32,
             pty,
             argv: spawn_opts.argv.clone(),
-            term: spawn_opts
-                .env
-                .iter()
-                .rev()
-                .find(|(k, _)| k == "TERM")
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default(),
+            term,
             cwd: spawn_opts.cwd.clone(),
             started: now,
             started_at: SystemTime::now(),
@@ -339,13 +368,14 @@ impl Session {
                 answers: Vec::new(),
                 reader_done: false,
                 mark: 0,
-                recorder: None,
+                recorder,
                 input_at: 0,
                 input_echo: None,
             }),
             changed: Condvar::new(),
             writer: Mutex::new(()),
             stop_reader: Mutex::new(Some(stop_tx)),
+            mouse_held: Mutex::new(None),
         });
         let reader = Arc::clone(&inner);
         thread::Builder::new()
@@ -568,6 +598,19 @@ impl Session {
         if let Ok(fg) = rustix::termios::tcgetpgrp(self.inner.pty.master()) {
             let _ = rustix::process::kill_process_group(fg, sig);
         }
+    }
+
+    /// Every holder of the terminal's slave side is gone: no more output
+    /// can come, whether or not the program has exited.
+    pub fn is_output_closed(&self) -> bool {
+        lock(&self.inner.state).output_closed
+    }
+
+    /// Run `f` on the mouse button held down in this session (see
+    /// [`crate::ops::mouse`]), under its own lock so that a press and its
+    /// release are never interleaved with another caller's.
+    pub fn with_mouse_held<R>(&self, f: impl FnOnce(&mut Option<MouseButton>) -> R) -> R {
+        f(&mut lock(&self.inner.mouse_held))
     }
 
     /// Stop gracefully: SIGHUP and SIGTERM to the whole session, SIGKILL after

@@ -65,6 +65,7 @@ impl Term {
                 let s = format!("\x1bP>|ptybroker({VERSION})\x1b\\");
                 self.answer(s.as_bytes());
             }
+            ([b' '], b'q') if p.get(0) <= 6 => self.cursor_shape = p.get(0) as u8,
             ([], b'r') => self.set_scroll_region(usize::from(p.get(0)), usize::from(p.get(1))),
             ([], b's') => self.save_cursor(),
             ([], b'u') => self.restore_cursor(),

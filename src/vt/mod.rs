@@ -28,4 +28,4 @@ mod term;
 
 pub use cell::{Color, Run, Style};
 pub use render::sgr;
-pub use screen::{Cursor, Modes, MouseEncoding, MouseTracking, Screen};
+pub use screen::{Cursor, CursorShape, Modes, MouseEncoding, MouseTracking, Screen};

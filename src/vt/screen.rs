@@ -51,6 +51,25 @@ pub struct Modes {
     pub alt_screen: bool,
 }
 
+/// The cursor's shape, as a program sets it with DECSCUSR (`CSI n SP q`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CursorShape {
+    #[default]
+    Block,
+    Underline,
+    Bar,
+}
+
+impl CursorShape {
+    pub fn name(self) -> &'static str {
+        match self {
+            CursorShape::Block => "block",
+            CursorShape::Underline => "underline",
+            CursorShape::Bar => "bar",
+        }
+    }
+}
+
 /// Where the cursor is, 0-based, and whether the program shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Cursor {
@@ -111,6 +130,19 @@ impl Screen {
         }
     }
 
+    /// The cursor's shape and whether it blinks (DECSCUSR; the default, 0,
+    /// is xterm's blinking block).
+    pub fn cursor_shape(&self) -> (CursorShape, bool) {
+        match self.term.cursor_shape {
+            0 | 1 => (CursorShape::Block, true),
+            2 => (CursorShape::Block, false),
+            3 => (CursorShape::Underline, true),
+            4 => (CursorShape::Underline, false),
+            5 => (CursorShape::Bar, true),
+            _ => (CursorShape::Bar, false),
+        }
+    }
+
     /// The window title (OSC 0 or 2).
     pub fn title(&self) -> &str {
         &self.term.title
@@ -128,6 +160,18 @@ impl Screen {
             .get(row)
             .map(|r| r.text())
             .unwrap_or_default()
+    }
+
+    /// Text of row `row` of the primary screen, also while the alternate
+    /// screen is shown (it is kept aside then).
+    pub fn primary_row_text(&self, row: usize) -> String {
+        let t = &self.term;
+        let grid = if t.modes.alt_screen {
+            &t.other
+        } else {
+            &t.grid
+        };
+        grid.get(row).map(|r| r.text()).unwrap_or_default()
     }
 
     /// Lines of history above the primary screen.

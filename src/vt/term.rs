@@ -59,6 +59,8 @@ pub(crate) struct Term {
     pub icon_title: String,
     pub answers: Vec<u8>,
     pub last_char: Option<char>,
+    /// DECSCUSR's parameter (`CSI n SP q`, 0..=6): the cursor's shape.
+    pub cursor_shape: u8,
 }
 
 fn default_tabs(cols: usize) -> Vec<bool> {
@@ -98,6 +100,7 @@ impl Term {
             icon_title: String::new(),
             answers: Vec::new(),
             last_char: None,
+            cursor_shape: 0,
         }
     }
 

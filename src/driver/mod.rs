@@ -1,0 +1,464 @@
+//! `ptybroker driver`: the versioned JSON Lines driver protocol of seed 003
+//! on stdin/stdout, with many named sessions in this one process.
+//!
+//! The driver writes a hello line, then answers each request line with
+//! exactly one response or error line carrying the request's id. Every
+//! request runs on a thread of its own, so a `waitForText` or `capture` on
+//! one session never holds up another; stdout writes are serialised so that
+//! each answer stays one line. Requests naming the same session start in the
+//! order they were read (a pipelined `launch` then `send` works), and a wait
+//! lets the next request of its session start as soon as it begins to block.
+//!
+//! The methods themselves live in [`methods`], one function each, and are a
+//! thin translation onto [`crate::ops`] and [`crate::session`].
+//!
+//! At end of input every session is killed and the driver exits; `shutdown`
+//! does the same gracefully and answers before exiting.
+
+mod methods;
+mod params;
+mod turns;
+
+use std::io::{self, BufReader, Write};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use crate::limits;
+use crate::manager::Manager;
+use turns::{Turn, Turns};
+
+/// The protocol version in the hello line. Breaking changes increment it.
+pub const PROTOCOL_VERSION: u64 = 2;
+/// Optional capabilities advertised in the hello line.
+pub const CAPABILITIES: &[&str] = &["mouse"];
+
+/// Error codes, as seed 003 names them.
+pub const INVALID_REQUEST: &str = "INVALID_REQUEST";
+pub const READ_ERROR: &str = "READ_ERROR";
+pub const REQUEST_FAILED: &str = "REQUEST_FAILED";
+
+/// An error answer: one of the codes above and a message for a person.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DriverError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl DriverError {
+    pub fn invalid(message: impl Into<String>) -> DriverError {
+        DriverError {
+            code: INVALID_REQUEST,
+            message: message.into(),
+        }
+    }
+
+    pub fn failed(message: impl Into<String>) -> DriverError {
+        DriverError {
+            code: REQUEST_FAILED,
+            message: message.into(),
+        }
+    }
+
+    pub fn read(message: impl Into<String>) -> DriverError {
+        DriverError {
+            code: READ_ERROR,
+            message: message.into(),
+        }
+    }
+}
+
+/// The hello line the driver writes first.
+pub fn hello() -> Value {
+    json!({
+        "type": "hello",
+        "protocolVersion": PROTOCOL_VERSION,
+        "terminalControlVersion": env!("CARGO_PKG_VERSION"),
+        "capabilities": CAPABILITIES,
+    })
+}
+
+/// The answer line for request `id`.
+pub fn answer(id: &Value, result: Result<Value, DriverError>) -> Value {
+    match result {
+        Ok(r) => json!({"type": "response", "id": id, "result": r}),
+        Err(e) => {
+            json!({"type": "error", "id": id, "error": {"code": e.code, "message": e.message}})
+        }
+    }
+}
+
+/// A request whose envelope is well-formed.
+pub struct Request {
+    pub id: Value,
+    pub method: &'static str,
+    /// Absent only for `shutdown`.
+    pub session: Option<String>,
+    pub params: Map<String, Value>,
+}
+
+/// Check a request line's envelope. On failure, the id to answer with (the
+/// request's own when it had a usable one) and the error.
+pub fn parse(line: &str) -> Result<Request, (Value, DriverError)> {
+    let v: Value = serde_json::from_str(line).map_err(|e| {
+        (
+            Value::Null,
+            DriverError::invalid(format!("malformed JSON: {e}")),
+        )
+    })?;
+    let Value::Object(mut obj) = v else {
+        return Err((
+            Value::Null,
+            DriverError::invalid("a request must be a JSON object {id, method, sessionId, params}"),
+        ));
+    };
+    let id = match obj.remove("id") {
+        Some(id @ Value::Number(_)) => id,
+        // Echo what we can so the client can match the error up.
+        Some(id @ Value::String(_)) => {
+            return Err((id, DriverError::invalid("id must be a number")))
+        }
+        None | Some(Value::Null) => {
+            return Err((
+                Value::Null,
+                DriverError::invalid("id is required (a number)"),
+            ))
+        }
+        Some(_) => return Err((Value::Null, DriverError::invalid("id must be a number"))),
+    };
+    let bad = |m: String| Err((id.clone(), DriverError::invalid(m)));
+    let method = match obj.get("method") {
+        Some(Value::String(m)) => match methods::find(m) {
+            Some(name) => name,
+            None => {
+                return bad(format!(
+                    "unknown method {m:?} (use {})",
+                    methods::names().join(", ")
+                ))
+            }
+        },
+        None | Some(Value::Null) => return bad("method is required".into()),
+        Some(_) => return bad("method must be a string".into()),
+    };
+    let session = match obj.get("sessionId") {
+        Some(Value::String(s)) => {
+            if let Err(e) = crate::manager::check_name(s) {
+                return bad(format!("sessionId: {e}"));
+            }
+            Some(s.clone())
+        }
+        None | Some(Value::Null) if method == "shutdown" => None,
+        None | Some(Value::Null) => {
+            return bad(format!("sessionId is required for {method}"));
+        }
+        Some(_) => return bad("sessionId must be a string".into()),
+    };
+    let params = match obj.remove("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(p)) => p,
+        Some(_) => return bad("params must be an object".into()),
+    };
+    Ok(Request {
+        id,
+        method,
+        session,
+        params,
+    })
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Everything the request threads share.
+pub struct Driver {
+    pub manager: Manager,
+    out: Mutex<Box<dyn Write + Send>>,
+    turns: Turns,
+    /// Requests being answered, and a signal when one finishes.
+    in_flight: Mutex<usize>,
+    finished: Condvar,
+    /// Set by `shutdown` and at end of input: no new request starts.
+    closing: AtomicBool,
+}
+
+impl Driver {
+    fn new(out: Box<dyn Write + Send>) -> Driver {
+        Driver {
+            manager: Manager::new(),
+            out: Mutex::new(out),
+            turns: Turns::default(),
+            in_flight: Mutex::new(0),
+            finished: Condvar::new(),
+            closing: AtomicBool::new(false),
+        }
+    }
+
+    /// Write one line. A client that stopped reading has gone: end as at
+    /// end of input.
+    fn write(&self, v: &Value) {
+        let mut out = lock(&self.out);
+        let mut line = v.to_string();
+        line.push('\n');
+        if out
+            .write_all(line.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            drop(out);
+            self.end_sessions(false);
+            std::process::exit(1);
+        }
+    }
+
+    /// Kill (or, `graceful`, stop) every session and finish its recording.
+    /// Returns how many there were.
+    pub fn end_sessions(&self, graceful: bool) -> usize {
+        let all = self.manager.list();
+        let stoppers: Vec<_> = all
+            .iter()
+            .map(|(_, s)| {
+                let s = Arc::clone(s);
+                thread::spawn(move || {
+                    if graceful {
+                        s.stop(limits::STOP_GRACE);
+                    } else {
+                        s.kill();
+                    }
+                    let _ = s.stop_recording();
+                })
+            })
+            .collect();
+        for t in stoppers {
+            let _ = t.join();
+        }
+        self.manager.shutdown();
+        all.len()
+    }
+
+    /// End every session and let the requests in flight answer: stop
+    /// accepting requests, end the sessions (so that waits on them return),
+    /// wait (bounded) until at most `others` requests are left, and end
+    /// whatever a late `launch` started meanwhile. Returns how many sessions
+    /// were ended.
+    pub fn close(&self, graceful: bool, others: usize) -> usize {
+        self.closing.store(true, Ordering::SeqCst);
+        let n = self.end_sessions(graceful);
+        self.drain(others, Duration::from_secs(5));
+        n + self.end_sessions(false)
+    }
+
+    /// Wait (bounded) until at most `others` requests are still in flight.
+    fn drain(&self, others: usize, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let mut n = lock(&self.in_flight);
+        while *n > others {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            n = self
+                .finished
+                .wait_timeout(n, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Answer the last request, then exit with no other line after it.
+    pub fn exit_after(&self, id: &Value, result: Value) -> ! {
+        let mut out = lock(&self.out);
+        let mut line = answer(id, Ok(result)).to_string();
+        line.push('\n');
+        let _ = out.write_all(line.as_bytes()).and_then(|()| out.flush());
+        std::process::exit(0);
+    }
+
+    fn done(&self) {
+        let mut n = lock(&self.in_flight);
+        *n = n.saturating_sub(1);
+        self.finished.notify_all();
+    }
+}
+
+/// Run one request on this thread, in its session's turn.
+fn handle(driver: &Driver, req: Request, mut turn: Turn<'_>) {
+    turn.wait();
+    let result = catch_unwind(AssertUnwindSafe(|| methods::call(driver, &req, &mut turn)))
+        .unwrap_or_else(|_| {
+            Err(DriverError::failed(format!(
+                "internal error while handling {}; the driver is still running",
+                req.method
+            )))
+        });
+    turn.release();
+    driver.write(&answer(&req.id, result));
+}
+
+/// `ptybroker driver`: speak the protocol on stdin/stdout until end of input
+/// or `shutdown`.
+pub fn run() -> ! {
+    let driver: &'static Driver = Box::leak(Box::new(Driver::new(Box::new(io::stdout()))));
+    driver.write(&hello());
+    let mut input = BufReader::with_capacity(64 * 1024, io::stdin());
+    let mut line = Vec::new();
+    loop {
+        let text =
+            match crate::server::read_bounded_line(&mut input, &mut line, limits::MAX_LINE_BYTES) {
+                Ok(None) => break,
+                Err(e) => {
+                    let e = DriverError::read(format!("cannot read stdin: {e}"));
+                    driver.write(&answer(&Value::Null, Err(e)));
+                    break;
+                }
+                Ok(Some(Err(len))) => {
+                    let e = DriverError::read(format!(
+                    "request line of {len}+ bytes exceeds the limit of {} bytes; it was discarded",
+                    limits::MAX_LINE_BYTES
+                ));
+                    driver.write(&answer(&Value::Null, Err(e)));
+                    continue;
+                }
+                Ok(Some(Ok(()))) => match std::str::from_utf8(&line) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        let e = DriverError::read(format!(
+                            "request line is not valid UTF-8 (at byte {}); it was discarded",
+                            e.valid_up_to()
+                        ));
+                        driver.write(&answer(&Value::Null, Err(e)));
+                        continue;
+                    }
+                },
+            };
+        let text = text.trim_end_matches('\r');
+        if text.trim().is_empty() {
+            continue;
+        }
+        let req = match parse(text) {
+            Ok(r) => r,
+            Err((id, e)) => {
+                driver.write(&answer(&id, Err(e)));
+                continue;
+            }
+        };
+        dispatch(driver, req);
+    }
+    // End of input: the client has gone, and its sessions with it.
+    driver.close(false, 0);
+    std::process::exit(0);
+}
+
+/// Hand a request to a thread of its own.
+fn dispatch(driver: &'static Driver, req: Request) {
+    if driver.closing.load(Ordering::SeqCst) {
+        driver.write(&answer(
+            &req.id,
+            Err(DriverError::failed("the driver is shutting down")),
+        ));
+        return;
+    }
+    {
+        let mut n = lock(&driver.in_flight);
+        if *n >= limits::MAX_DRIVER_REQUESTS {
+            drop(n);
+            driver.write(&answer(
+                &req.id,
+                Err(DriverError::failed(format!(
+                    "too many requests in flight ({}); wait for some answers first",
+                    limits::MAX_DRIVER_REQUESTS
+                ))),
+            ));
+            return;
+        }
+        *n += 1;
+    }
+    let ticket = driver.turns.ticket(req.session.as_deref());
+    let id = req.id.clone();
+    let mine = ticket.clone();
+    let spawned = thread::Builder::new()
+        .name("driver-request".into())
+        .stack_size(512 * 1024)
+        .spawn(move || {
+            let turn = driver.turns.turn(mine);
+            handle(driver, req, turn);
+            driver.done();
+        });
+    if let Err(e) = spawned {
+        // The closure (and its ticket) never ran: take the turn here so the
+        // session's later requests are not stuck behind it.
+        let mut turn = driver.turns.turn(ticket);
+        turn.wait();
+        turn.release();
+        driver.write(&answer(
+            &id,
+            Err(DriverError::failed(format!("cannot start a thread: {e}"))),
+        ));
+        driver.done();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(line: &str) -> (Value, &'static str) {
+        match parse(line) {
+            Ok(r) => panic!("{line} should be refused, got {}", r.method),
+            Err((id, e)) => (id, e.code),
+        }
+    }
+
+    #[test]
+    fn envelopes_are_checked_and_ids_echoed_when_usable() {
+        let r = parse(r#"{"id":3,"method":"status","sessionId":"app","extra":1}"#)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(
+            (r.id, r.method, r.session.as_deref()),
+            (json!(3), "status", Some("app"))
+        );
+        assert!(r.params.is_empty());
+        let r = parse(r#"{"id":4,"method":"shutdown"}"#).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(r.session, None);
+        assert_eq!(refused("nope"), (Value::Null, INVALID_REQUEST));
+        assert_eq!(
+            refused(r#"{"method":"status"}"#),
+            (Value::Null, INVALID_REQUEST)
+        );
+        assert_eq!(
+            refused(r#"{"id":"a","method":"status"}"#),
+            (json!("a"), INVALID_REQUEST)
+        );
+        assert_eq!(
+            refused(r#"{"id":5,"method":"status"}"#),
+            (json!(5), INVALID_REQUEST)
+        );
+        assert_eq!(
+            refused(r#"{"id":6,"method":"Status","sessionId":"a"}"#),
+            (json!(6), INVALID_REQUEST)
+        );
+        assert_eq!(
+            refused(r#"{"id":7,"method":"status","sessionId":"a","params":"x"}"#),
+            (json!(7), INVALID_REQUEST)
+        );
+    }
+
+    #[test]
+    fn answers_have_the_seed_shapes() {
+        assert_eq!(
+            answer(&json!(1), Ok(json!({"sessionId": "app"}))),
+            json!({"type": "response", "id": 1, "result": {"sessionId": "app"}})
+        );
+        assert_eq!(
+            answer(
+                &json!(2),
+                Err(DriverError::failed("session app has exited"))
+            ),
+            json!({"type": "error", "id": 2, "error": {"code": "REQUEST_FAILED", "message": "session app has exited"}})
+        );
+    }
+}

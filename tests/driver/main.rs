@@ -1,0 +1,471 @@
+//! `ptybroker driver` (seed 003) driven through the real binary by a client
+//! of the protocol: every method with real programs, every error code from a
+//! real bad input, the exact mouse bytes a program receives, asciicast
+//! recordings and SVG captures.
+//!
+//! Timeouts here are generous upper bounds, never expectations of speed.
+
+mod client;
+#[path = "../common/mod.rs"]
+mod common;
+mod media;
+mod mouse;
+
+use client::{sh, Client, LIMIT, WAIT_MS};
+use common::eventually;
+use serde_json::{json, Value};
+
+#[test]
+fn hello_then_a_shell_through_every_session_method() {
+    let mut c = Client::start("drv-shell");
+    assert_eq!(c.hello["type"], "hello");
+    assert_eq!(c.hello["protocolVersion"], 2);
+    assert_eq!(c.hello["terminalControlVersion"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(c.hello["capabilities"], json!(["mouse"]));
+
+    let r = c.launch(
+        "app",
+        &["bash", "--norc", "--noprofile"],
+        json!({"cols": 70, "rows": 12, "env": {"PS1": "ready$ ", "TERM": "xterm-256color"}}),
+    );
+    assert_eq!(r["sessionId"], "app");
+    assert_eq!(
+        (r["cols"].as_u64(), r["rows"].as_u64()),
+        (Some(70), Some(12))
+    );
+    assert!(r["pid"].as_i64().is_some_and(|p| p > 0), "{r}");
+    c.wait_text("app", "ready$");
+
+    let st = c.ok("status", "app", json!({}));
+    assert_eq!(st["running"], true);
+    assert_eq!(st["exitCode"], Value::Null);
+    assert_eq!(st["cols"], 70);
+
+    // Ordered input: text, a named key, raw bytes and single-letter control.
+    let sent = c.ok(
+        "send",
+        "app",
+        json!({"input": [
+            {"type": "text", "value": "echo one"},
+            {"type": "key", "value": "enter"},
+            {"type": "bytes", "value": [101, 99, 104, 111, 32, 116, 119, 111]},
+            {"type": "control", "value": "m"},
+        ]}),
+    );
+    assert_eq!(sent["written"], 18);
+    let w = c.ok(
+        "waitForText",
+        "app",
+        json!({"regex": "(?m)^t\\w+$", "timeoutMs": WAIT_MS}),
+    );
+    assert_eq!(w["matched"], "two");
+
+    c.ok(
+        "send",
+        "app",
+        json!({"input": [{"type": "text", "value": "printf '\\033[1;31m\\122ED\\033[0m\\n'\r"}]}),
+    );
+    c.wait_text("app", "RED");
+    let idle = c.ok(
+        "waitForIdle",
+        "app",
+        json!({"settleMs": 200, "timeoutMs": WAIT_MS}),
+    );
+    assert_eq!(idle["reason"], "idle");
+
+    let cap = c.capture("app", json!({}));
+    assert_eq!(cap["reason"], "idle", "{cap}");
+    let text = cap["text"].as_str().unwrap_or_default();
+    assert!(text.contains("\none\n"), "{text:?}");
+    let frame = &cap["frame"];
+    assert_eq!(
+        (frame["cols"].as_u64(), frame["rows"].as_u64()),
+        (Some(70), Some(12))
+    );
+    let lines = frame["lines"].as_array().expect("frame lines");
+    assert_eq!(lines.len(), 12);
+    let red = lines
+        .iter()
+        .flat_map(|l| l["runs"].as_array().cloned().unwrap_or_default())
+        .find(|run| run["text"] == "RED")
+        .expect("a run of its own for the red text");
+    assert_eq!(red["style"]["bold"], true);
+    assert_eq!(red["style"]["fg"], 1);
+    let cursor = &frame["cursor"];
+    assert_eq!(cursor["visible"], true);
+    assert_eq!(cursor["style"], "block");
+    let row = cursor["row"].as_u64().expect("cursor row") as usize;
+    assert!(lines[row]["text"]
+        .as_str()
+        .is_some_and(|t| t.starts_with("ready$")));
+    assert!(cap.get("ansi").is_none() && cap.get("svg").is_none());
+
+    // Enough lines to scroll: logs keeps what scrolled off.
+    c.ok("send", "app", json!({"input": [{"type": "text", "value": "for i in $(seq 1 30); do echo line$i; done\r"}]}));
+    c.wait_text("app", "line30");
+    let logs = c.ok("logs", "app", json!({}));
+    let history = logs["text"].as_str().unwrap_or_default();
+    assert!(
+        history.contains("\nline1\n") && history.contains("\nline30\n"),
+        "{history:?}"
+    );
+    assert!(history.contains("echo one\none\n"), "{history:?}");
+    let tail = c.ok("logs", "app", json!({"maxLines": 2}));
+    assert_eq!(tail["lines"], 2, "{tail}");
+
+    let r = c.ok("resize", "app", json!({"cols": 90, "rows": 20}));
+    assert_eq!(r, json!({"cols": 90, "rows": 20}));
+    c.ok(
+        "send",
+        "app",
+        json!({"input": [{"type": "text", "value": "echo size $(tput cols)x$(tput lines)\r"}]}),
+    );
+    c.wait_text("app", "size 90x20");
+    assert_eq!(c.ok("status", "app", json!({}))["cols"], 90);
+
+    let stopped = c.ok("stop", "app", json!({}));
+    assert_eq!(stopped["sessionId"], "app");
+    assert!(
+        stopped["exitCode"].is_i64() || stopped["signal"].is_string(),
+        "{stopped}"
+    );
+    let (code, msg) = c.err("status", "app", json!({}));
+    assert_eq!(code, "REQUEST_FAILED");
+    assert!(msg.contains("app"), "{msg}");
+
+    // A session left running is killed at end of input.
+    c.launch("left", &["sleep", "600"], json!({}));
+    assert!(c.finish().success());
+}
+
+#[test]
+fn launch_environment_cwd_and_exit_status() {
+    let mut c = Client::start("drv-env");
+    let dir = c.sb.work("here");
+    let argv = sh("echo \"[$FOO][${HOME-unset}][$TERM][$(pwd)]\"; exit 7");
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    c.launch(
+        "e",
+        &argv,
+        json!({"inheritEnv": false, "env": {"FOO": "bar"}, "cwd": dir}),
+    );
+    let exit = c.ok("waitForExit", "e", json!({"timeoutMs": WAIT_MS}));
+    assert_eq!(exit["exitCode"], 7);
+    assert_eq!(exit["signal"], Value::Null);
+    let cap = c.capture("e", json!({}));
+    assert_eq!(cap["reason"], "exited");
+    let want = format!("[bar][unset][xterm-256color][{}]", dir.display());
+    assert!(
+        cap["text"].as_str().is_some_and(|t| t.contains(&want)),
+        "{cap}"
+    );
+    // The last screen stays readable after exit; input is refused.
+    let st = c.ok("status", "e", json!({}));
+    assert_eq!(
+        (st["running"].as_bool(), st["exitCode"].as_i64()),
+        (Some(false), Some(7))
+    );
+    let (code, msg) = c.err(
+        "send",
+        "e",
+        json!({"input": [{"type": "text", "value": "x"}]}),
+    );
+    assert_eq!(
+        (code.as_str(), msg.as_str()),
+        ("REQUEST_FAILED", "session e has exited")
+    );
+
+    // Killed by a signal: a null exit code and the signal's name.
+    c.launch("k", &["/bin/sh", "-c", "kill -TERM $$"], json!({}));
+    let exit = c.ok("waitForExit", "k", json!({"timeoutMs": WAIT_MS}));
+    assert_eq!(
+        (exit["exitCode"].clone(), exit["signal"].clone()),
+        (Value::Null, json!("SIGTERM"))
+    );
+
+    // A program that closes its terminal but keeps running.
+    c.launch(
+        "closed",
+        &["python3", "-c", "import os, time\nprint('closing', flush=True)\nfor fd in (0, 1, 2): os.close(fd)\ntime.sleep(600)"],
+        json!({}),
+    );
+    c.wait_text("closed", "closing");
+    let closed = eventually(LIMIT, || {
+        let st = c.ok("status", "closed", json!({}));
+        (st["outputClosed"] == true).then_some(st)
+    });
+    assert!(closed.is_some_and(|st| st["running"] == true));
+    let cap = c.capture("closed", json!({"settleMs": 100}));
+    assert_eq!(cap["reason"], "outputclosed", "{cap}");
+    assert!(c.finish().success());
+}
+
+#[test]
+fn every_error_code_from_real_bad_input() {
+    let mut c = Client::start("drv-errors");
+    // INVALID_REQUEST: malformed JSON and shapes, with the id when there is one.
+    let (id, code, _) = c.line_err(b"{\"id\": 1, \"method\": \n");
+    assert_eq!((id, code.as_str()), (Value::Null, "INVALID_REQUEST"));
+    let (id, code, _) = c.line_err(b"[1, 2]\n");
+    assert_eq!((id, code.as_str()), (Value::Null, "INVALID_REQUEST"));
+    let (id, code, _) = c.line_err(b"{\"method\": \"status\", \"sessionId\": \"a\"}\n");
+    assert_eq!((id, code.as_str()), (Value::Null, "INVALID_REQUEST"));
+    let (id, code, msg) =
+        c.line_err(b"{\"id\": 5, \"method\": \"teleport\", \"sessionId\": \"a\"}\n");
+    assert_eq!((id, code.as_str()), (json!(5), "INVALID_REQUEST"));
+    assert!(
+        msg.contains("teleport") && msg.contains("waitForText"),
+        "{msg}"
+    );
+    let (id, code, msg) = c.line_err(b"{\"id\": 6, \"method\": \"status\"}\n");
+    assert_eq!((id, code.as_str()), (json!(6), "INVALID_REQUEST"));
+    assert!(msg.contains("sessionId"), "{msg}");
+    let (id, code, _) =
+        c.line_err(b"{\"id\": 7, \"method\": \"status\", \"sessionId\": \"no/slash\"}\n");
+    assert_eq!((id, code.as_str()), (json!(7), "INVALID_REQUEST"));
+    let (id, code, _) =
+        c.line_err(b"{\"id\": 8, \"method\": \"status\", \"sessionId\": \"a\", \"params\": [1]}\n");
+    assert_eq!((id, code.as_str()), (json!(8), "INVALID_REQUEST"));
+    for (method, params) in [
+        ("launch", json!({})),
+        ("launch", json!({"command": "ls"})),
+        ("launch", json!({"command": ["ls"], "cols": "wide"})),
+        ("launch", json!({"command": ["ls"], "cols": 5000})),
+        (
+            "send",
+            json!({"input": [{"type": "key", "value": "Hyper+Q"}]}),
+        ),
+        (
+            "send",
+            json!({"input": [{"type": "control", "value": "ab"}]}),
+        ),
+        (
+            "send",
+            json!({"input": [{"type": "bytes", "value": [256]}]}),
+        ),
+        (
+            "send",
+            json!({"input": [{"type": "sound", "value": "beep"}]}),
+        ),
+        ("send", json!({"input": []})),
+        ("mouse", json!({"action": "wiggle", "x": 1, "y": 1})),
+        ("mouse", json!({"action": "click", "x": -1, "y": 1})),
+        (
+            "mouse",
+            json!({"action": "click", "x": 1, "y": 1, "button": "fourth"}),
+        ),
+        ("waitForText", json!({"regex": "(unclosed"})),
+        ("waitForText", json!({})),
+        ("capture", json!({"settleMs": "soon"})),
+        ("resize", json!({"cols": 80})),
+        ("recording", json!({"action": "pause"})),
+    ] {
+        let (code, msg) = c.err(method, "a", params.clone());
+        assert_eq!(code, "INVALID_REQUEST", "{method} {params}: {msg}");
+        assert!(!msg.is_empty());
+    }
+
+    // READ_ERROR, with a null id: a line that is not UTF-8, and one too long.
+    let (id, code, msg) =
+        c.line_err(b"{\"id\": 9, \"method\": \"status\", \"sessionId\": \"\xff\xfe\"}\n");
+    assert_eq!((id, code.as_str()), (Value::Null, "READ_ERROR"), "{msg}");
+    let mut long = vec![b' '; 4 * 1024 * 1024 + 10];
+    long.push(b'\n');
+    let (id, code, msg) = c.line_err(&long);
+    assert_eq!((id, code.as_str()), (Value::Null, "READ_ERROR"), "{msg}");
+
+    // REQUEST_FAILED: valid requests whose operation fails.
+    let (code, msg) = c.err("status", "ghost", json!({}));
+    assert_eq!(code, "REQUEST_FAILED");
+    assert!(msg.contains("ghost"), "{msg}");
+    let (code, msg) = c.err("launch", "x", json!({"command": ["/nonexistent/program"]}));
+    assert_eq!(code, "REQUEST_FAILED", "{msg}");
+    let (code, msg) = c.err(
+        "launch",
+        "x",
+        json!({"command": ["true"], "host": "opentui"}),
+    );
+    assert_eq!(code, "REQUEST_FAILED");
+    assert!(msg.contains("opentui"), "{msg}");
+    c.launch("a", &["/bin/sh", "-c", "echo started; read x"], json!({}));
+    c.wait_text("a", "started");
+    let (code, msg) = c.err("launch", "a", json!({"command": ["true"]}));
+    assert_eq!(code, "REQUEST_FAILED");
+    assert!(msg.contains("already running"), "{msg}");
+    let (code, msg) = c.err("mouse", "a", json!({"action": "click", "x": 1, "y": 1}));
+    assert_eq!(code, "REQUEST_FAILED");
+    assert!(msg.contains("mouse reporting is off"), "{msg}");
+    let (code, msg) = c.err(
+        "waitForText",
+        "a",
+        json!({"text": "never shown", "timeoutMs": 300}),
+    );
+    assert_eq!(code, "REQUEST_FAILED");
+    assert!(msg.contains("never shown"), "{msg}");
+    let (code, _) = c.err("recording", "a", json!({"action": "stop"}));
+    assert_eq!(code, "REQUEST_FAILED");
+    let (code, msg) = c.err(
+        "recording",
+        "a",
+        json!({"action": "start", "path": "/nonexistent/dir/x.cast"}),
+    );
+    assert_eq!(code, "REQUEST_FAILED", "{msg}");
+    c.ok(
+        "send",
+        "a",
+        json!({"input": [{"type": "key", "value": "Enter"}]}),
+    );
+    c.ok("waitForExit", "a", json!({"timeoutMs": WAIT_MS}));
+    let (code, msg) = c.err(
+        "send",
+        "a",
+        json!({"input": [{"type": "text", "value": "late"}]}),
+    );
+    assert_eq!(
+        (code.as_str(), msg.as_str()),
+        ("REQUEST_FAILED", "session a has exited")
+    );
+    let (code, msg) = c.err("waitForExit", "ghost", json!({}));
+    assert_eq!(code, "REQUEST_FAILED", "{msg}");
+
+    // After all that the driver still answers.
+    assert_eq!(c.hello["type"], "hello");
+    c.launch("b", &["/bin/sh", "-c", "echo fine"], json!({}));
+    c.wait_text("b", "fine");
+    assert!(c.finish().success());
+}
+
+/// A program that turns on the given mouse modes, reads its terminal raw and
+/// prints everything received so far as hex.
+#[test]
+fn a_blocked_wait_does_not_hold_up_other_sessions() {
+    let mut c = Client::start("drv-concurrent");
+    c.launch(
+        "slow",
+        &["/bin/sh", "-c", "read x; echo \"slow $x\"; read y"],
+        json!({}),
+    );
+    c.launch(
+        "fast",
+        &["/bin/sh", "-c", "while read l; do echo \"fast $l\"; done"],
+        json!({}),
+    );
+    // A wait that can only end when we answer it, and a capture of the same
+    // session that needs it quiet: both pending while the other session works.
+    let wait = c.post(
+        "waitForText",
+        Some("slow"),
+        json!({"text": "slow go", "timeoutMs": 600_000}),
+    );
+    for i in 0..3 {
+        c.ok(
+            "send",
+            "fast",
+            json!({"input": [{"type": "text", "value": format!("n{i}\r")}]}),
+        );
+        c.wait_text("fast", &format!("fast n{i}"));
+    }
+    assert!(
+        !c.order.contains(&wait.to_string()),
+        "the slow wait cannot have been answered yet"
+    );
+    // Pipelined on one session: launch, send and wait without waiting for
+    // each answer; they start in the order sent.
+    let a = c.post(
+        "launch",
+        Some("p"),
+        json!({"command": ["/bin/sh", "-c", "read x; echo \"piped $x\"; read y"]}),
+    );
+    let b = c.post(
+        "send",
+        Some("p"),
+        json!({"input": [{"type": "text", "value": "ok\r"}]}),
+    );
+    let w = c.post(
+        "waitForText",
+        Some("p"),
+        json!({"text": "piped ok", "timeoutMs": WAIT_MS}),
+    );
+    for id in [a, b, w] {
+        let v = c.answer(&id);
+        assert_eq!(v["type"], "response", "{v}");
+    }
+    // Now release the slow wait; its answer comes.
+    c.ok(
+        "send",
+        "slow",
+        json!({"input": [{"type": "text", "value": "go\r"}]}),
+    );
+    let v = c.answer(&wait);
+    assert_eq!(v["result"]["matched"], "slow go", "{v}");
+    assert!(c.finish().success());
+}
+
+#[test]
+fn logs_keep_the_normal_screen_under_a_full_screen_program() {
+    let mut c = Client::start("drv-logs");
+    c.launch(
+        "l",
+        &[
+            "/bin/sh",
+            "-c",
+            "echo before-1; echo before-2; printf '\\033[?1049h\\033[HFULLSCREEN\\n'; read x; printf '\\033[?1049l'; echo after; read y",
+        ],
+        json!({"cols": 40, "rows": 6}),
+    );
+    c.wait_text("l", "FULLSCREEN");
+    let cap = c.capture("l", json!({}));
+    assert_eq!(cap["frame"]["altScreen"], true);
+    assert!(
+        cap["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("FULLSCREEN")),
+        "{cap}"
+    );
+    let logs = c.ok("logs", "l", json!({}));
+    let text = logs["text"].as_str().unwrap_or_default();
+    assert!(text.contains("before-1\nbefore-2\n"), "{text:?}");
+    assert!(!text.contains("FULLSCREEN"), "{text:?}");
+    c.ok(
+        "send",
+        "l",
+        json!({"input": [{"type": "key", "value": "Enter"}]}),
+    );
+    c.wait_text("l", "after");
+    let text = c.ok("logs", "l", json!({}))["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(text.contains("before-2\nafter\n"), "{text:?}");
+    assert!(c.finish().success());
+}
+
+#[test]
+fn shutdown_stops_every_session_answers_and_exits() {
+    let mut c = Client::start("drv-shutdown");
+    c.launch("one", &["sleep", "600"], json!({}));
+    c.launch(
+        "two",
+        &[
+            "/bin/sh",
+            "-c",
+            "trap '' TERM; echo stubborn; while :; do sleep 1; done",
+        ],
+        json!({}),
+    );
+    c.wait_text("two", "stubborn");
+    let pending = c.post("waitForExit", Some("one"), json!({"timeoutMs": 600_000}));
+    let id = c.post("shutdown", None, json!({}));
+    let done = c.answer(&id);
+    assert_eq!(done["type"], "response", "{done}");
+    assert_eq!(done["result"]["stopped"], 2, "{done}");
+    // The wait on a stopped session was answered first; nothing follows.
+    assert!(c.stash.contains_key(&pending.to_string()), "{:?}", c.order);
+    assert_eq!(c.order.last(), Some(&id.to_string()));
+    assert!(
+        c.lines.recv_timeout(LIMIT).is_err(),
+        "no line after shutdown's answer"
+    );
+    assert!(c.wait_exit().success());
+    c.assert_nothing_left();
+}
