@@ -41,8 +41,9 @@ pub const SETTLE_DEBOUNCE: Duration = Duration::from_millis(2);
 /// was seen working since, or this long passed (a key that changes nothing).
 pub const SETTLE_INPUT_GRACE: Duration = Duration::from_millis(50);
 /// The default cap on `start` and `step`: a program still busy after this
-/// returns "still running" with its output so far.
-pub const STEP_MAX_WAIT: Duration = Duration::from_secs(60);
+/// returns "still running" with its output so far, so that a caller stays in
+/// control of a long job (re-poll with `step`, or `wait` for the exit).
+pub const STEP_MAX_WAIT: Duration = Duration::from_secs(10);
 /// After the child exits, how long to wait for a background process still
 /// holding the terminal to finish writing before calling the output complete.
 pub const EXIT_DRAIN: Duration = Duration::from_millis(100);

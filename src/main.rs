@@ -33,7 +33,7 @@ Common options:
   -s, --session NAME   the session to use (default: default)
   -t, --timeout MS     quiet window where the kernel cannot tell (default 500)
       --quiet-only     settle by the quiet window alone (programs that poll while working)
-      --max-wait MS    hard cap on a wait (start/step: 60000, wait: 3600000)
+      --max-wait MS    hard cap on a wait (start/step: 10000, wait: 3600000)
       --raw            keep escape sequences in the output
       --screen|--stream  print the rendered screen | the output stream
       --json           machine-readable output (read, send, status, list)

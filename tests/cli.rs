@@ -91,7 +91,18 @@ fn the_status_line_reports_how_the_program_ended() {
     sb.run(&["start", "-s", "ok", "--", "true"]).ok();
     sb.run(&["start", "-s", "bad", "--", "sh", "-c", "exit 7"])
         .ok();
-    sb.run(&["start", "-s", "sig", "--", "sleep", "1000"]).ok();
+    // sleep is busy, never settled: cap the start.
+    sb.run(&[
+        "start",
+        "-s",
+        "sig",
+        "--max-wait",
+        "500",
+        "--",
+        "sleep",
+        "1000",
+    ])
+    .ok();
     sb.run(&["signal", "-s", "sig", "TERM"]).ok();
     for (name, end) in [
         ("ok", ", exited]"),
@@ -423,7 +434,18 @@ fn list_shows_each_session() {
     let sb = Sandbox::new("list");
     sb.run(&["start", "-s", "one", "--", "cat"]).ok();
     sb.run(&[
-        "start", "-s", "two", "--cols", "40", "--rows", "10", "--", "sleep", "1000",
+        "start",
+        "-s",
+        "two",
+        "--cols",
+        "40",
+        "--rows",
+        "10",
+        "--max-wait",
+        "500",
+        "--",
+        "sleep",
+        "1000",
     ])
     .ok();
     let table = sb.run(&["list"]).ok().stdout;

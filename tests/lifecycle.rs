@@ -146,8 +146,20 @@ fn a_runtime_directory_open_to_others_is_refused() {
 /// Start `script` under `sh -c` and return (child pid, background pid) once
 /// it has printed `bg=PID`.
 fn start_with_background(sb: &Sandbox, session: &str, script: &str) -> (i32, i32) {
-    sb.run(&["start", "--session", session, "--", "sh", "-c", script])
-        .ok();
+    // The shell waits for its job (busy), so `start` would wait its whole
+    // --max-wait for it to settle: cap it.
+    sb.run(&[
+        "start",
+        "--session",
+        session,
+        "--max-wait",
+        "1000",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ])
+    .ok();
     sb.run(&[
         "wait",
         "--session",
