@@ -137,13 +137,13 @@ impl Term {
                     self.restore_cursor();
                 }
             }
+            // As xterm and tmux: the cursor is saved and restored even when
+            // the screen does not change (dialog leaves 1049 twice).
             1049 => {
                 if on {
-                    if !self.modes.alt_screen {
-                        self.save_cursor();
-                    }
+                    self.save_cursor();
                     self.set_alt_screen(true, true);
-                } else if self.modes.alt_screen {
+                } else {
                     self.set_alt_screen(false, false);
                     self.restore_cursor();
                 }
