@@ -148,19 +148,41 @@ impl Line {
     pub fn from_row(row: &Row) -> Line {
         let n = row.trimmed_len();
         let cells = &row.cells[..n];
+        let first = cells.first().map(Cell::pen).unwrap_or_default();
+        // The common line: ASCII in one style. Two tight passes beat the
+        // general loop below several times over.
+        if row.marks.is_empty()
+            && cells
+                .iter()
+                .all(|c| (c.ch as u32) < 0x80 && c.flags == 0 && c.pen() == first)
+        {
+            let bytes: Vec<u8> = cells.iter().map(|c| c.ch as u8).collect();
+            let text = String::from_utf8(bytes).unwrap_or_default();
+            let runs: Box<[(u16, Pen)]> = if first == Pen::default() {
+                Box::new([])
+            } else {
+                Box::new([(n as u16, first)])
+            };
+            return Line {
+                text: text.into_boxed_str(),
+                runs,
+                wrapped: row.wrapped,
+            };
+        }
         let mut text = String::with_capacity(n);
         let mut runs: Vec<(u16, Pen)> = Vec::new();
-        let mut plain = true;
+        let mut pen = cells.first().map(Cell::pen).unwrap_or_default();
+        let mut len = 0u16;
         for (i, cell) in cells.iter().enumerate() {
-            let pen = cell.pen();
-            if pen != Pen::default() {
-                plain = false;
+            let p = cell.pen();
+            if p == pen {
+                len += 1;
+            } else {
+                runs.push((len, pen));
+                pen = p;
+                len = 1;
             }
-            match runs.last_mut() {
-                Some((len, p)) if *p == pen => *len += 1,
-                _ => runs.push((1, pen)),
-            }
-            if cell.is_spacer() {
+            if cell.flags & SPACER != 0 {
                 continue;
             }
             text.push(cell.ch);
@@ -170,8 +192,9 @@ impl Line {
                 }
             }
         }
-        if plain {
-            runs.clear();
+        // One run of the default pen is stored as no runs at all.
+        if !(runs.is_empty() && pen == Pen::default()) {
+            runs.push((len, pen));
         }
         Line {
             text: text.into_boxed_str(),
