@@ -61,10 +61,14 @@ fn check(bytes_path: &Path, chunk: usize) -> Vec<String> {
     };
     let bytes = fs::read(bytes_path).unwrap_or_default();
     let mut s = Screen::new(exp.cols, exp.rows, 1000);
+    let mut diffs = Vec::new();
     for piece in bytes.chunks(chunk) {
         s.feed(piece);
+        if let Err(e) = s.check_invariants() {
+            diffs.push(format!("{name}: {e}"));
+            break;
+        }
     }
-    let mut diffs = Vec::new();
     for r in 0..exp.rows as usize {
         let want = exp.lines.get(r).map(String::as_str).unwrap_or("");
         let got = s.row_text(r);

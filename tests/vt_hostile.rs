@@ -33,6 +33,9 @@ fn random_terminal_bytes(seed: u64, len: usize) -> Vec<u8> {
 }
 
 fn check_views(s: &Screen) {
+    if let Err(e) = s.check_invariants() {
+        panic!("{e}");
+    }
     let c = s.cursor();
     assert!(
         c.row < s.rows() && c.col < s.cols(),
@@ -59,6 +62,9 @@ fn random_bytes_never_panic() {
         let mut s = Screen::new(cols, rows, 100);
         for (i, chunk) in bytes.chunks(997).enumerate() {
             s.feed(chunk);
+            if let Err(e) = s.check_invariants() {
+                panic!("seed {seed} chunk {i}: {e}");
+            }
             if i % 10 == 9 {
                 s.resize((i as u16 * 13) % 100 + 1, (i as u16 * 5) % 30 + 1);
             }

@@ -25,6 +25,9 @@ fuzz_target!(|data: &[u8]| {
         }
         s.feed(piece);
     }
+    if let Err(e) = s.check_invariants() {
+        panic!("{e}");
+    }
     let c = s.cursor();
     assert!(c.row < s.rows() && c.col < s.cols());
     for r in 0..s.rows() as usize {

@@ -132,9 +132,9 @@ impl From<Style> for Pen {
 }
 
 /// The left half of a wide character.
-pub(crate) const WIDE: u8 = 1;
+pub(crate) const WIDE: u16 = 1;
 /// The right half of a wide character: holds no text of its own.
-pub(crate) const SPACER: u8 = 2;
+pub(crate) const SPACER: u16 = 2;
 
 /// One grid cell: a character and how it is drawn. Combining marks live
 /// beside the row (they are rare), flagged by nothing here.
@@ -144,7 +144,7 @@ pub(crate) struct Cell {
     pub fg: u32,
     pub bg: u32,
     pub attrs: u16,
-    pub flags: u8,
+    pub flags: u16,
 }
 
 impl Default for Cell {

@@ -19,6 +19,12 @@ pub(crate) struct Row {
     pub wrapped: bool,
     /// Combining marks by column, for the rare cells that have them.
     pub marks: Vec<(u16, String)>,
+    /// Every cell from here on is `Cell::BLANK` (an upper bound: trimming
+    /// and clearing need not look further).
+    pub extent: usize,
+    /// Every cell is ASCII in the default pen, with no marks: the row can be
+    /// stored in the scrollback as its bytes.
+    pub plain: bool,
 }
 
 impl Row {
@@ -27,15 +33,36 @@ impl Row {
             cells: vec![Cell::BLANK; cols],
             wrapped: false,
             marks: Vec::new(),
+            extent: 0,
+            plain: true,
         }
     }
 
     /// Blank the whole row with `fill`, keeping its allocation.
     pub fn reset(&mut self, cols: usize, fill: Cell) {
-        self.cells.clear();
-        self.cells.resize(cols, fill);
+        if fill == Cell::BLANK && self.cells.len() == cols {
+            let end = self.extent.min(cols);
+            self.cells[..end].fill(fill);
+            self.extent = 0;
+            self.plain = true;
+        } else {
+            self.cells.clear();
+            self.cells.resize(cols, fill);
+            self.extent = if fill == Cell::BLANK { 0 } else { cols };
+            self.plain = fill.flags == 0 && fill.ch.is_ascii() && fill.pen() == Pen::default();
+        }
         self.wrapped = false;
         self.marks.clear();
+    }
+
+    /// Note a write of cells up to `end`; `plain` says whether they were
+    /// ASCII in the default pen.
+    #[inline]
+    pub fn touch(&mut self, end: usize, plain: bool) {
+        if end > self.extent {
+            self.extent = end.min(self.cells.len());
+        }
+        self.plain &= plain;
     }
 
     /// Forget the combining marks of columns `start..end`.
@@ -57,6 +84,7 @@ impl Row {
     /// Append a combining mark to the cell at `col` (bounded per cell, so a
     /// flood of marks cannot grow a row without limit).
     pub fn add_mark(&mut self, col: usize, c: char) {
+        self.plain = false;
         let col16 = col as u16;
         if let Some((_, s)) = self.marks.iter_mut().find(|(k, _)| *k == col16) {
             if s.len() < 32 {
@@ -89,7 +117,7 @@ impl Row {
 
     /// Cells up to the last one that is not a default blank.
     pub fn trimmed_len(&self) -> usize {
-        let mut n = self.cells.len();
+        let mut n = self.extent.min(self.cells.len());
         while n > 0 && self.cells[n - 1] == Cell::BLANK && self.mark(n - 1).is_none() {
             n -= 1;
         }
@@ -119,6 +147,7 @@ impl Row {
     /// Make the row `cols` wide without reflowing: cut or pad, never leaving
     /// half of a wide character.
     pub fn set_width(&mut self, cols: usize) {
+        self.extent = self.extent.min(cols);
         if cols < self.cells.len() {
             self.cells.truncate(cols);
             if let Some(last) = self.cells.last_mut() {
@@ -133,11 +162,45 @@ impl Row {
     }
 }
 
+impl Row {
+    /// Check the invariants the fast paths rely on (for tests).
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(i) = self.cells[self.extent.min(self.cells.len())..]
+            .iter()
+            .position(|c| *c != Cell::BLANK)
+        {
+            return Err(format!(
+                "cell {} past extent {} is not blank",
+                self.extent + i,
+                self.extent
+            ));
+        }
+        if self.plain
+            && (!self.marks.is_empty()
+                || self
+                    .cells
+                    .iter()
+                    .any(|c| !c.ch.is_ascii() || c.flags != 0 || c.pen() != Pen::default()))
+        {
+            return Err("row marked plain is not".into());
+        }
+        for (i, c) in self.cells.iter().enumerate() {
+            let next_is_spacer = self.cells.get(i + 1).is_some_and(Cell::is_spacer);
+            if c.is_wide() != next_is_spacer {
+                return Err(format!("wide cell {i} and its spacer disagree"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A row in the scrollback: text plus style runs, trailing blanks trimmed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Line {
     /// Each cell's character and combining marks; wide spacers omitted.
-    text: Box<str>,
+    /// A String rather than a Box<str> so an evicted line's buffer can be
+    /// reused; [`fit`] keeps its spare capacity small.
+    text: String,
     /// (cells, pen) runs over the cells, spacers counted; empty when every
     /// cell has the default pen.
     runs: Box<[(u16, Pen)]>,
@@ -146,32 +209,42 @@ pub(crate) struct Line {
 
 impl Line {
     pub fn from_row(row: &Row) -> Line {
+        Line::from_row_reusing(row, String::new())
+    }
+
+    /// Like [`Line::from_row`], writing the text into `buf` (the buffer of
+    /// a line just evicted) to spare an allocation.
+    pub fn from_row_reusing(row: &Row, mut buf: String) -> Line {
+        buf.clear();
         let n = row.trimmed_len();
         let cells = &row.cells[..n];
         let first = cells.first().map(Cell::pen).unwrap_or_default();
         // The common line: ASCII in one style. Two tight passes beat the
         // general loop below several times over.
-        if row.marks.is_empty()
-            && cells
-                .iter()
-                .all(|c| (c.ch as u32) < 0x80 && c.flags == 0 && c.pen() == first)
+        if row.plain
+            || row.marks.is_empty()
+                && cells
+                    .iter()
+                    .all(|c| (c.ch as u32) < 0x80 && c.flags == 0 && c.pen() == first)
         {
-            let bytes: Vec<u8> = cells.iter().map(|c| c.ch as u8).collect();
-            let text = String::from_utf8(bytes).unwrap_or_default();
+            let mut bytes = buf.into_bytes();
+            bytes.extend(cells.iter().map(|c| c.ch as u8));
+            // All bytes are ASCII, so this cannot fail.
+            let buf = String::from_utf8(bytes).unwrap_or_default();
             let runs: Box<[(u16, Pen)]> = if first == Pen::default() {
                 Box::new([])
             } else {
                 Box::new([(n as u16, first)])
             };
             return Line {
-                text: text.into_boxed_str(),
+                text: fit(buf),
                 runs,
                 wrapped: row.wrapped,
             };
         }
-        let mut text = String::with_capacity(n);
+        let mut text = buf;
         let mut runs: Vec<(u16, Pen)> = Vec::new();
-        let mut pen = cells.first().map(Cell::pen).unwrap_or_default();
+        let mut pen = first;
         let mut len = 0u16;
         for (i, cell) in cells.iter().enumerate() {
             let p = cell.pen();
@@ -197,7 +270,7 @@ impl Line {
             runs.push((len, pen));
         }
         Line {
-            text: text.into_boxed_str(),
+            text: fit(text),
             runs: runs.into_boxed_slice(),
             wrapped: row.wrapped,
         }
@@ -209,6 +282,8 @@ impl Line {
             cells: Vec::with_capacity(self.text.len()),
             wrapped: self.wrapped,
             marks: Vec::new(),
+            extent: 0,
+            plain: false,
         };
         let mut runs = self.runs.iter();
         let mut left = 0u16;
@@ -245,6 +320,7 @@ impl Line {
                 row.cells.push(cell);
             }
         }
+        row.extent = row.cells.len();
         row
     }
 
@@ -255,9 +331,17 @@ impl Line {
     /// Heap bytes this line holds, counting its own slot in the queue.
     pub fn heap_bytes(&self) -> usize {
         std::mem::size_of::<Line>()
-            + self.text.len()
+            + self.text.capacity()
             + self.runs.len() * std::mem::size_of::<(u16, Pen)>()
     }
+}
+
+/// Give back spare capacity when it is more than a little.
+fn fit(mut s: String) -> String {
+    if s.capacity() > s.len() + s.len() / 2 + 16 {
+        s.shrink_to_fit();
+    }
+    s
 }
 
 /// The primary screen's history: a bounded queue of lines, oldest first.
@@ -273,6 +357,20 @@ impl Scrollback {
             lines: VecDeque::new(),
             limit,
         }
+    }
+
+    /// Push a visible row that scrolled off, reusing the oldest line's
+    /// buffer when the history is full.
+    pub fn push_row(&mut self, row: &Row) {
+        if self.limit == 0 {
+            return;
+        }
+        let buf = if self.lines.len() >= self.limit {
+            self.lines.pop_front().map(|l| l.text).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        self.lines.push_back(Line::from_row_reusing(row, buf));
     }
 
     pub fn push(&mut self, line: Line) {

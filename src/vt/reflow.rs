@@ -202,6 +202,15 @@ fn reflow(
             }
             let mut r = Row::new(cols);
             r.cells[..end - pos].copy_from_slice(&line.cells[pos..end]);
+            r.touch(end - pos, false);
+            // Only a one-column screen can cut a wide character: blank it.
+            let len = end - pos;
+            if len > 0 && r.cells[len - 1].is_wide() {
+                r.cells[len - 1] = Cell::erased(r.cells[len - 1].pen());
+            }
+            if r.cells[0].is_spacer() {
+                r.cells[0] = Cell::erased(r.cells[0].pen());
+            }
             r.marks = line
                 .marks
                 .iter()

@@ -202,6 +202,29 @@ impl Screen {
             + t.tabs.capacity()
     }
 
+    /// Check the grid's internal invariants; for tests and fuzzing.
+    #[doc(hidden)]
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let t = &self.term;
+        for (i, r) in t.grid.iter().chain(t.other.iter()).enumerate() {
+            if r.cells.len() != t.cols {
+                return Err(format!(
+                    "row {i} has {} cells, not {}",
+                    r.cells.len(),
+                    t.cols
+                ));
+            }
+            r.check().map_err(|e| format!("row {i}: {e}"))?;
+        }
+        if t.grid.len() != t.rows || t.other.len() != t.rows {
+            return Err("row count".into());
+        }
+        if t.top > t.bottom || t.bottom >= t.rows || t.tabs.len() != t.cols {
+            return Err("margins or tabs".into());
+        }
+        Ok(())
+    }
+
     /// The icon title (OSC 0 or 1).
     pub fn icon_title(&self) -> &str {
         &self.term.icon_title

@@ -5,7 +5,7 @@
 
 use super::cell::{char_width, Cell, Pen, SPACER, WIDE};
 use super::charset::Charset;
-use super::grid::{Line, Row, Scrollback};
+use super::grid::{Row, Scrollback};
 use super::parser::{Params, Perform};
 use super::screen::Modes;
 
@@ -172,6 +172,7 @@ impl Term {
         let pen = self.pen;
         let r = &mut self.grid[row];
         r.clear_marks(col, col + w);
+        r.touch(col + w, w == 1 && c.is_ascii() && pen == Pen::default());
         let mut cell = Cell::new(c, pen);
         if w == 2 {
             cell.flags = WIDE;
@@ -222,6 +223,7 @@ impl Term {
     fn write_ascii(&mut self, row: usize, col: usize, bytes: &[u8], pen: Pen) {
         let r = &mut self.grid[row];
         r.clear_marks(col, col + bytes.len());
+        r.touch(col + bytes.len(), pen == Pen::default());
         let base = Cell::new(' ', pen);
         for (dst, &b) in r.cells[col..col + bytes.len()].iter_mut().zip(bytes) {
             *dst = Cell {
@@ -293,14 +295,14 @@ impl Term {
         let n = n.min(bottom - top + 1);
         let history = top == 0 && !self.modes.alt_screen;
         let fill = self.blank();
-        for _ in 0..n {
-            let mut r = self.grid.remove(top);
+        let region = &mut self.grid[top..=bottom];
+        for r in &mut region[..n] {
             if history {
-                self.scrollback.push(Line::from_row(&r));
+                self.scrollback.push_row(r);
             }
             r.reset(self.cols, fill);
-            self.grid.insert(bottom, r);
         }
+        region.rotate_left(n);
     }
 
     /// Scroll the region down `n` lines (blank lines appear at the top).
@@ -308,11 +310,12 @@ impl Term {
         let (top, bottom) = (self.top, self.bottom);
         let n = n.min(bottom - top + 1);
         let fill = self.blank();
-        for _ in 0..n {
-            let mut r = self.grid.remove(bottom);
+        let region = &mut self.grid[top..=bottom];
+        let len = region.len();
+        for r in &mut region[len - n..] {
             r.reset(self.cols, fill);
-            self.grid.insert(top, r);
         }
+        region.rotate_right(n);
     }
 
     // ---- cursor motion --------------------------------------------------
@@ -427,6 +430,9 @@ impl Term {
         self.split_wide(row, start, end);
         let fill = self.blank();
         let r = &mut self.grid[row];
+        if fill != Cell::BLANK {
+            r.touch(end, false);
+        }
         r.cells[start..end].fill(fill);
         r.clear_marks(start, end);
     }
@@ -493,6 +499,11 @@ impl Term {
         self.split_wide(row, col, col);
         let fill = self.blank();
         let r = &mut self.grid[row];
+        let extent = (r.extent + n).min(cols);
+        r.touch(extent, true);
+        if fill != Cell::BLANK {
+            r.touch(col + n, false);
+        }
         r.cells[col..].rotate_right(n);
         r.cells[col..col + n].fill(fill);
         r.shift_marks(col, n as isize, cols);
@@ -517,6 +528,9 @@ impl Term {
         let fill = self.blank();
         let r = &mut self.grid[row];
         r.clear_marks(col, col + n);
+        if fill != Cell::BLANK {
+            r.touch(cols, false);
+        }
         r.cells[col..].rotate_left(n);
         r.cells[cols - n..].fill(fill);
         r.shift_marks(col + n, -(n as isize), cols);
