@@ -770,6 +770,11 @@ impl Perform for Term {
         Term::print(self, c);
     }
 
+    #[inline]
+    fn print_ascii(&mut self, s: &[u8]) {
+        Term::print_ascii(self, s);
+    }
+
     fn print_str(&mut self, s: &str) {
         let mut rest = s;
         while !rest.is_empty() {
