@@ -6,7 +6,10 @@ use std::time::Instant;
 
 use ptybroker::vt::Screen;
 
-const SIZE: usize = 32 << 20;
+/// Input size; VT_BENCH_MB overrides (small inputs for callgrind).
+fn size() -> usize {
+    std::env::var("VT_BENCH_MB").map_or(32, |v| v.parse().unwrap_or(32)) << 20
+}
 
 struct Lcg(u64);
 
@@ -45,9 +48,9 @@ const WORDS: &[&str] = &[
 
 pub fn ascii_log() -> Vec<u8> {
     let mut r = Lcg(1);
-    let mut out = Vec::with_capacity(SIZE + 256);
+    let mut out = Vec::with_capacity(size() + 256);
     let mut n = 0u64;
-    while out.len() < SIZE {
+    while out.len() < size() {
         n += 1;
         out.extend_from_slice(
             format!(
@@ -71,8 +74,8 @@ pub fn ascii_log() -> Vec<u8> {
 
 pub fn sgr_heavy() -> Vec<u8> {
     let mut r = Lcg(2);
-    let mut out = Vec::with_capacity(SIZE + 256);
-    while out.len() < SIZE {
+    let mut out = Vec::with_capacity(size() + 256);
+    while out.len() < size() {
         match r.below(3) {
             0 => {
                 // ls --color
@@ -119,10 +122,10 @@ pub fn sgr_heavy() -> Vec<u8> {
 
 pub fn full_screen() -> Vec<u8> {
     let mut r = Lcg(3);
-    let mut out = Vec::with_capacity(SIZE + 4096);
+    let mut out = Vec::with_capacity(size() + 4096);
     out.extend_from_slice(b"\x1b[?1049h\x1b[H\x1b[2J");
     let mut frame = 0u32;
-    while out.len() < SIZE {
+    while out.len() < size() {
         frame += 1;
         for row in 1..=23 {
             out.extend_from_slice(format!("\x1b[{row};1H\x1b[0;3{}m", row % 8).as_bytes());
@@ -159,8 +162,8 @@ pub fn unicode_text() -> Vec<u8> {
         "漢字",
         "❤\u{fe0f}",
     ];
-    let mut out = Vec::with_capacity(SIZE + 256);
-    while out.len() < SIZE {
+    let mut out = Vec::with_capacity(size() + 256);
+    while out.len() < size() {
         for _ in 0..12 {
             out.extend_from_slice(pieces[r.below(pieces.len() as u32) as usize].as_bytes());
         }
@@ -169,20 +172,37 @@ pub fn unicode_text() -> Vec<u8> {
     out
 }
 
+/// CPU time of this thread in seconds (Linux; 10 ms ticks), which a busy
+/// machine disturbs much less than wall time.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let f: Vec<f64> = after
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    // utime and stime are fields 14 and 15: the 12th and 13th after ")".
+    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
+}
+
 fn measure(name: &str, input: &[u8]) -> f64 {
-    let mut best = f64::MAX;
-    for _ in 0..3 {
+    let (mut best, mut best_cpu) = (f64::MAX, f64::MAX);
+    // VT_BENCH_ROUNDS=0 only generates the input (a baseline for perf stat).
+    let rounds = std::env::var("VT_BENCH_ROUNDS").map_or(3, |v| v.parse().unwrap_or(3));
+    for _ in 0..rounds {
         let mut s = Screen::new(80, 24, 10_000);
-        let t = Instant::now();
+        let (t, c) = (Instant::now(), cpu_seconds());
         for chunk in input.chunks(4096) {
             s.feed(chunk);
         }
         best = best.min(t.elapsed().as_secs_f64());
+        best_cpu = best_cpu.min(cpu_seconds() - c);
         std::hint::black_box(s.row_text(0));
     }
     let mbs = input.len() as f64 / best / 1e6;
+    let cpu = input.len() as f64 / best_cpu.max(0.01) / 1e6;
     println!(
-        "{name:12} {:6.1} MiB  {mbs:7.1} MB/s",
+        "{name:12} {:6.1} MiB  {mbs:7.1} MB/s wall  {cpu:7.1} MB/s cpu",
         input.len() as f64 / (1 << 20) as f64
     );
     mbs

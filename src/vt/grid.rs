@@ -10,6 +10,9 @@ use std::collections::VecDeque;
 
 use super::cell::{char_width, Cell, Pen, SPACER, WIDE};
 
+/// Most combining marks kept on one cell; a flood of them is dropped.
+const MAX_MARKS: usize = 16;
+
 /// One row of the visible grid.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Row {
@@ -17,8 +20,9 @@ pub(crate) struct Row {
     /// The row's last cell was followed by an automatic wrap: the next row
     /// continues the same logical line (what reflow on resize joins).
     pub wrapped: bool,
-    /// Combining marks by column, for the rare cells that have them.
-    pub marks: Vec<(u16, String)>,
+    /// Combining marks by column, in order, for the rare cells that have
+    /// them (one entry per mark: no allocation per mark).
+    pub marks: Vec<(u16, char)>,
     /// Every cell from here on is `Cell::BLANK` (an upper bound: trimming
     /// and clearing need not look further).
     pub extent: usize,
@@ -68,17 +72,24 @@ impl Row {
     /// Forget the combining marks of columns `start..end`.
     #[inline]
     pub fn clear_marks(&mut self, start: usize, end: usize) {
-        if !self.marks.is_empty() {
-            self.marks
-                .retain(|&(c, _)| (c as usize) < start || (c as usize) >= end);
+        let hit = |&(c, _): &(u16, char)| (start..end).contains(&(c as usize));
+        if self.marks.iter().any(hit) {
+            self.marks.retain(|m| !hit(m));
         }
     }
 
-    pub fn mark(&self, col: usize) -> Option<&str> {
-        self.marks
-            .iter()
-            .find(|&&(c, _)| c as usize == col)
-            .map(|(_, s)| s.as_str())
+    pub fn has_mark(&self, col: usize) -> bool {
+        self.marks.iter().any(|&(c, _)| c as usize == col)
+    }
+
+    /// Append the combining marks of `col` to `out`.
+    #[inline]
+    pub fn push_marks(&self, col: usize, out: &mut String) {
+        for &(c, m) in &self.marks {
+            if c as usize == col {
+                out.push(m);
+            }
+        }
     }
 
     /// Append a combining mark to the cell at `col` (bounded per cell, so a
@@ -86,12 +97,8 @@ impl Row {
     pub fn add_mark(&mut self, col: usize, c: char) {
         self.plain = false;
         let col16 = col as u16;
-        if let Some((_, s)) = self.marks.iter_mut().find(|(k, _)| *k == col16) {
-            if s.len() < 32 {
-                s.push(c);
-            }
-        } else {
-            self.marks.push((col16, c.to_string()));
+        if self.marks.iter().filter(|&&(k, _)| k == col16).count() < MAX_MARKS {
+            self.marks.push((col16, c));
         }
     }
 
@@ -118,7 +125,7 @@ impl Row {
     /// Cells up to the last one that is not a default blank.
     pub fn trimmed_len(&self) -> usize {
         let mut n = self.extent.min(self.cells.len());
-        while n > 0 && self.cells[n - 1] == Cell::BLANK && self.mark(n - 1).is_none() {
+        while n > 0 && self.cells[n - 1] == Cell::BLANK && !self.has_mark(n - 1) {
             n -= 1;
         }
         n
@@ -133,11 +140,7 @@ impl Row {
                 continue;
             }
             s.push(cell.ch);
-            if !self.marks.is_empty() {
-                if let Some(m) = self.mark(i) {
-                    s.push_str(m);
-                }
-            }
+            self.push_marks(i, &mut s);
         }
         let t = s.trim_end_matches(' ').len();
         s.truncate(t);
@@ -202,20 +205,22 @@ pub(crate) struct Line {
     /// reused; [`fit`] keeps its spare capacity small.
     text: String,
     /// (cells, pen) runs over the cells, spacers counted; empty when every
-    /// cell has the default pen.
-    runs: Box<[(u16, Pen)]>,
+    /// cell has the default pen. A Vec to be reused like `text`.
+    runs: Vec<(u16, Pen)>,
     pub wrapped: bool,
 }
 
 impl Line {
     pub fn from_row(row: &Row) -> Line {
-        Line::from_row_reusing(row, String::new())
+        Line::from_row_reusing(row, Line::default())
     }
 
-    /// Like [`Line::from_row`], writing the text into `buf` (the buffer of
-    /// a line just evicted) to spare an allocation.
-    pub fn from_row_reusing(row: &Row, mut buf: String) -> Line {
+    /// Like [`Line::from_row`], writing into the buffers of `old` (a line
+    /// just evicted) to spare allocations.
+    pub fn from_row_reusing(row: &Row, old: Line) -> Line {
+        let (mut buf, mut runs) = (old.text, old.runs);
         buf.clear();
+        runs.clear();
         let n = row.trimmed_len();
         let cells = &row.cells[..n];
         let first = cells.first().map(Cell::pen).unwrap_or_default();
@@ -231,19 +236,19 @@ impl Line {
             bytes.extend(cells.iter().map(|c| c.ch as u8));
             // All bytes are ASCII, so this cannot fail.
             let buf = String::from_utf8(bytes).unwrap_or_default();
-            let runs: Box<[(u16, Pen)]> = if first == Pen::default() {
-                Box::new([])
-            } else {
-                Box::new([(n as u16, first)])
-            };
+            if first != Pen::default() {
+                runs.push((n as u16, first));
+            }
             return Line {
                 text: fit(buf),
-                runs,
+                runs: fit_vec(runs),
                 wrapped: row.wrapped,
             };
         }
         let mut text = buf;
-        let mut runs: Vec<(u16, Pen)> = Vec::new();
+        let bytes: usize = cells.iter().map(|c| c.ch.len_utf8()).sum();
+        text.reserve_exact(bytes + row.marks.len() * 4);
+        runs.reserve(8);
         let mut pen = first;
         let mut len = 0u16;
         for (i, cell) in cells.iter().enumerate() {
@@ -259,11 +264,7 @@ impl Line {
                 continue;
             }
             text.push(cell.ch);
-            if !row.marks.is_empty() {
-                if let Some(m) = row.mark(i) {
-                    text.push_str(m);
-                }
-            }
+            row.push_marks(i, &mut text);
         }
         // One run of the default pen is stored as no runs at all.
         if !(runs.is_empty() && pen == Pen::default()) {
@@ -271,7 +272,7 @@ impl Line {
         }
         Line {
             text: fit(text),
-            runs: runs.into_boxed_slice(),
+            runs: fit_vec(runs),
             wrapped: row.wrapped,
         }
     }
@@ -332,7 +333,7 @@ impl Line {
     pub fn heap_bytes(&self) -> usize {
         std::mem::size_of::<Line>()
             + self.text.capacity()
-            + self.runs.len() * std::mem::size_of::<(u16, Pen)>()
+            + self.runs.capacity() * std::mem::size_of::<(u16, Pen)>()
     }
 }
 
@@ -342,6 +343,13 @@ fn fit(mut s: String) -> String {
         s.shrink_to_fit();
     }
     s
+}
+
+fn fit_vec<T>(mut v: Vec<T>) -> Vec<T> {
+    if v.capacity() > v.len() + v.len() / 2 + 2 {
+        v.shrink_to_fit();
+    }
+    v
 }
 
 /// The primary screen's history: a bounded queue of lines, oldest first.
@@ -366,9 +374,9 @@ impl Scrollback {
             return;
         }
         let buf = if self.lines.len() >= self.limit {
-            self.lines.pop_front().map(|l| l.text).unwrap_or_default()
+            self.lines.pop_front().unwrap_or_default()
         } else {
-            String::new()
+            Line::default()
         };
         self.lines.push_back(Line::from_row_reusing(row, buf));
     }

@@ -240,7 +240,12 @@ impl Parser {
         while i < bytes.len() {
             match self.state {
                 State::Ground => i += self.ground(perf, &bytes[i..]),
-                State::CsiParam => i += self.csi_params(perf, &bytes[i..]),
+                State::CsiEntry | State::CsiParam => i += self.csi_params(perf, &bytes[i..]),
+                State::Escape if bytes[i] == b'[' => {
+                    self.clear_sequence();
+                    self.state = State::CsiEntry;
+                    i += 1;
+                }
                 _ => {
                     self.byte(perf, bytes[i]);
                     i += 1;
@@ -255,8 +260,14 @@ impl Parser {
     fn csi_params<P: Perform>(&mut self, perf: &mut P, bytes: &[u8]) -> usize {
         for (i, &b) in bytes.iter().enumerate() {
             match b {
-                b'0'..=b'9' => self.param_digit(b),
-                b';' => self.param_end(false),
+                b'0'..=b'9' => {
+                    self.param_digit(b);
+                    self.state = State::CsiParam;
+                }
+                b';' => {
+                    self.param_end(false);
+                    self.state = State::CsiParam;
+                }
                 0x40..=0x7e => {
                     self.csi_dispatch(perf, b);
                     return i + 1;

@@ -131,7 +131,7 @@ fn resize_rows(
 /// One logical line: rows joined across automatic wraps.
 struct Logical {
     cells: Vec<Cell>,
-    marks: Vec<(usize, String)>,
+    marks: Vec<(usize, char)>,
     /// The cursor's offset in cells, when it is on this line.
     cursor: Option<usize>,
 }
@@ -215,7 +215,7 @@ fn reflow(
                 .marks
                 .iter()
                 .filter(|(c, _)| (pos..end).contains(c))
-                .map(|(c, m)| ((c - pos) as u16, m.clone()))
+                .map(|&(c, m)| ((c - pos) as u16, m))
                 .collect();
             starts.push(pos);
             pos = end;

@@ -191,10 +191,7 @@ impl Screen {
         let row = |r: &super::grid::Row| {
             std::mem::size_of_val(r)
                 + r.cells.capacity() * std::mem::size_of::<super::cell::Cell>()
-                + r.marks
-                    .iter()
-                    .map(|(_, m)| m.capacity() + 24)
-                    .sum::<usize>()
+                + r.marks.capacity() * std::mem::size_of::<(u16, char)>()
         };
         let t = &self.term;
         t.grid.iter().chain(t.other.iter()).map(row).sum::<usize>()
