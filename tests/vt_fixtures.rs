@@ -123,3 +123,71 @@ fn fixtures_fed_in_small_pieces_match_too() {
     }
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }
+
+/// Attributes too: each row's style runs must match those of tmux's
+/// `capture-pane -e -N` rendering of the screen, read back through a screen
+/// of the same size (tmux carries attributes from one line to the next and
+/// draws line-drawing characters with SO/SI, so G1 is set to them).
+/// Trailing blanks are not compared: tmux leaves out cells cleared with a
+/// background colour, and keeps those written as spaces.
+#[test]
+fn fixture_styles_match_tmux() {
+    let mut diffs = Vec::new();
+    for f in &fixtures() {
+        let name = f
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let Ok(exp) = parse_expected(&f.with_extension("screen")) else {
+            continue;
+        };
+        let Ok(ansi) = fs::read(f.with_extension("ansi")) else {
+            diffs.push(format!("{name}: no .ansi capture"));
+            continue;
+        };
+        let mut ours = Screen::new(exp.cols, exp.rows, 1000);
+        ours.feed(&fs::read(f).unwrap_or_default());
+        let mut tmux = Screen::new(exp.cols, exp.rows, 0);
+        tmux.feed(b"\x1b)0");
+        for (r, line) in ansi
+            .split(|&b| b == b'\n')
+            .take(exp.rows as usize)
+            .enumerate()
+        {
+            tmux.feed(format!("\x1b[{};1H", r + 1).as_bytes());
+            tmux.feed(line);
+        }
+        for r in 0..exp.rows as usize {
+            let (w, g) = (trim_runs(tmux.row_runs(r)), trim_runs(ours.row_runs(r)));
+            if w != g {
+                diffs.push(format!("{name} row {r}:\n  tmux: {w:?}\n  ours: {g:?}"));
+            }
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "{} differences:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+}
+
+/// Runs with neighbours of one style merged and trailing blanks dropped.
+fn trim_runs(runs: Vec<ptybroker::vt::Run>) -> Vec<(String, ptybroker::vt::Style)> {
+    let mut out: Vec<(String, ptybroker::vt::Style)> = Vec::new();
+    for r in runs {
+        match out.last_mut() {
+            Some((t, s)) if *s == r.style => t.push_str(&r.text),
+            _ => out.push((r.text, r.style)),
+        }
+    }
+    while let Some((t, _)) = out.last_mut() {
+        let kept = t.trim_end_matches(' ').len();
+        t.truncate(kept);
+        if !t.is_empty() {
+            break;
+        }
+        out.pop();
+    }
+    out
+}

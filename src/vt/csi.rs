@@ -108,6 +108,15 @@ impl Term {
         let encoding = |e: MouseEncoding| if on { e } else { MouseEncoding::Default };
         match mode {
             1 => self.modes.app_cursor_keys = on,
+            // DECCOLM: the size stays (a program cannot resize the PTY's
+            // terminal), but the screen is cleared and the cursor homed, as
+            // tmux and VT100s do.
+            3 => {
+                self.top = 0;
+                self.bottom = self.rows - 1;
+                self.goto(0, 0);
+                self.erase_in_display(2);
+            }
             5 => self.reverse_video = on,
             6 => {
                 self.origin = on;
@@ -129,7 +138,8 @@ impl Term {
             1005 => self.modes.mouse_encoding = encoding(MouseEncoding::Utf8),
             1006 => self.modes.mouse_encoding = encoding(MouseEncoding::Sgr),
             1015 => self.modes.mouse_encoding = encoding(MouseEncoding::Urxvt),
-            1047 => self.set_alt_screen(on, true),
+            // 1047 clears the alternate screen when leaving it (xterm).
+            1047 => self.set_alt_screen(on, !on),
             1048 => {
                 if on {
                     self.save_cursor();

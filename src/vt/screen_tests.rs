@@ -332,6 +332,14 @@ fn alternate_screen_47_and_1047() {
 }
 
 #[test]
+fn deccolm_clears_and_homes_without_resizing() {
+    let s = screen(10, 3, b"abc\r\ndef\x1b[2;5r\x1b[?3h");
+    assert_eq!(rows(&s), ["", "", ""]);
+    assert_eq!(cur(&s), (0, 0));
+    assert_eq!((s.cols(), s.rows()), (10, 3));
+}
+
+#[test]
 fn alt_screen_does_not_feed_scrollback() {
     let s = screen(5, 2, b"\x1b[?1049h1\r\n2\r\n3\r\n4");
     assert_eq!(s.scrollback_len(), 0);
