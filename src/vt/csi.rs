@@ -11,6 +11,11 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 impl Term {
     pub(crate) fn csi(&mut self, p: &Params, inter: &[u8], action: u8) {
+        // SGR is most of what programs send: skip the table for it.
+        if action == b'm' && inter.is_empty() {
+            self.sgr(p);
+            return;
+        }
         let n = |i: usize| usize::from(p.get_or(i, 1));
         match (inter, action) {
             ([], b'@') => self.insert_chars(n(0)),
@@ -52,7 +57,6 @@ impl Term {
             ([], b'l') => self.ansi_modes(p, false),
             ([b'?'], b'h') => self.dec_modes(p, true),
             ([b'?'], b'l') => self.dec_modes(p, false),
-            ([], b'm') => self.sgr(p),
             ([], b'n') => self.device_status(p.get(0)),
             ([b'?'], b'n') if p.get(0) == 6 => {
                 let s = format!("\x1b[?{};{};1R", self.report_row() + 1, self.col + 1);
@@ -212,9 +216,15 @@ impl Term {
     fn sgr(&mut self, p: &Params) {
         if p.is_empty() {
             self.pen = Pen::default();
-            return;
+        } else if p.has_subparams() {
+            self.sgr_groups(p.groups());
+        } else {
+            // Without `:` every value is a group of its own.
+            self.sgr_groups(p.values().chunks(1));
         }
-        let mut groups = p.groups();
+    }
+
+    fn sgr_groups<'a>(&mut self, mut groups: impl Iterator<Item = &'a [u16]>) {
         while let Some(g) = groups.next() {
             let pen = &mut self.pen;
             match g[0] {

@@ -4,8 +4,8 @@
 //! `parser` is a pure DEC/ANSI state machine (after Paul Williams' diagram)
 //! that calls a [`parser::Perform`] trait; `term` implements it over the grid
 //! (`grid`, `cell`), with C0/ESC/OSC in `perform`, CSI decoding in `csi`,
-//! resizing in `reflow` and the caller's views in `render`. Everything a front end needs is reachable from
-//! [`Screen`]:
+//! resizing in `reflow` and the caller's views in `render`. Everything a
+//! front end needs is reachable from [`Screen`]:
 //!
 //! ```
 //! use ptybroker::vt::Screen;

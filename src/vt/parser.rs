@@ -97,6 +97,16 @@ impl Params {
         }
     }
 
+    /// All values in order, sub-parameters included.
+    pub fn values(&self) -> &[u16] {
+        &self.values[..self.len]
+    }
+
+    /// Whether any value is a `:` sub-parameter.
+    pub fn has_subparams(&self) -> bool {
+        self.sub != 0
+    }
+
     /// The parameters grouped: each group is a value and its `:` sub-values.
     pub fn groups(&self) -> ParamGroups<'_> {
         ParamGroups {
