@@ -140,7 +140,12 @@ impl Term {
     }
 
     pub fn print(&mut self, c: char) {
-        let c = self.charsets[self.gl].map(c);
+        // Only ASCII is remapped by the character sets.
+        let c = if c.is_ascii() {
+            self.charsets[self.gl].map(c)
+        } else {
+            c
+        };
         let w = char_width(c);
         if w == 0 {
             self.add_combining(c);
