@@ -109,7 +109,14 @@ impl Term {
 
     fn dec_mode(&mut self, mode: u16, on: bool) {
         let mouse = |t: MouseTracking| if on { t } else { MouseTracking::Off };
-        let encoding = |e: MouseEncoding| if on { e } else { MouseEncoding::Default };
+        // Resetting an encoding only matters if it is the one in use (xterm);
+        // resetting any tracking mode turns tracking off.
+        let current = self.modes.mouse_encoding;
+        let encoding = |e: MouseEncoding| match (on, current == e) {
+            (true, _) => e,
+            (false, true) => MouseEncoding::Default,
+            (false, false) => current,
+        };
         match mode {
             1 => self.modes.app_cursor_keys = on,
             // DECCOLM: the size stays (a program cannot resize the PTY's

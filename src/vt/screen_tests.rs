@@ -305,6 +305,18 @@ fn dec_private_modes_are_tracked() {
     s.feed(b"\x1b[?1003;1005h");
     assert_eq!(s.modes().mouse_tracking, MouseTracking::AnyEvent);
     assert_eq!(s.modes().mouse_encoding, MouseEncoding::Utf8);
+    s.feed(b"\x1b[?1006h\x1b[?1005l");
+    assert_eq!(
+        s.modes().mouse_encoding,
+        MouseEncoding::Sgr,
+        "resetting another encoding"
+    );
+    s.feed(b"\x1b[?1000l");
+    assert_eq!(
+        s.modes().mouse_tracking,
+        MouseTracking::Off,
+        "any reset stops tracking"
+    );
 }
 
 #[test]
