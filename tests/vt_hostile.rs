@@ -138,3 +138,11 @@ fn tiny_screens() {
     s.feed(b"hello\r\nworld");
     check_views(&s);
 }
+
+/// Found by cargo-fuzz: inserting at the right half of a wide character.
+#[test]
+fn insert_at_the_right_half_of_a_wide_character() {
+    let mut s = Screen::new(129, 1, 0);
+    s.feed(b"g\x8a\xa4:\x9f\x98\x80 \xf0\x9f\x8e\x89\x1b[;10H\x1b[@");
+    check_views(&s);
+}

@@ -129,13 +129,19 @@ impl Term {
     #[inline]
     fn split_wide(&mut self, row: usize, start: usize, end: usize) {
         let cells = &mut self.grid[row].cells;
-        if start < cells.len() && cells[start].is_spacer() && start > 0 {
-            let head = &mut cells[start - 1];
-            *head = Cell::erased(head.pen());
+        let len = cells.len();
+        let blank = |c: &mut Cell| *c = Cell::erased(c.pen());
+        if start < len && cells[start].is_spacer() {
+            if start > 0 {
+                blank(&mut cells[start - 1]);
+            }
+            blank(&mut cells[start]);
         }
-        if end > 0 && end <= cells.len() && cells[end - 1].is_wide() && end < cells.len() {
-            let tail = &mut cells[end];
-            *tail = Cell::erased(tail.pen());
+        if end > 0 && end <= len && cells[end - 1].is_wide() {
+            blank(&mut cells[end - 1]);
+            if end < len {
+                blank(&mut cells[end]);
+            }
         }
     }
 
