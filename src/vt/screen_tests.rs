@@ -519,6 +519,7 @@ fn full_scrollback_of_80_column_text_fits_the_budget() {
     let bytes = s.heap_bytes();
     // Allocator overhead is about 16 bytes per allocation, two per line.
     let with_overhead = bytes + 10_000 * 2 * 16;
+    eprintln!("heap estimate: {bytes} bytes, with allocator overhead {with_overhead}");
     assert!(with_overhead < 4 << 20, "{with_overhead} bytes");
 }
 
