@@ -132,9 +132,9 @@ impl From<Style> for Pen {
 }
 
 /// The left half of a wide character.
-pub(crate) const WIDE: u8 = 1;
+pub(crate) const WIDE: u16 = 1;
 /// The right half of a wide character: holds no text of its own.
-pub(crate) const SPACER: u8 = 2;
+pub(crate) const SPACER: u16 = 2;
 
 /// One grid cell: a character and how it is drawn. Combining marks live
 /// beside the row (they are rare), flagged by nothing here.
@@ -144,7 +144,7 @@ pub(crate) struct Cell {
     pub fg: u32,
     pub bg: u32,
     pub attrs: u16,
-    pub flags: u8,
+    pub flags: u16,
 }
 
 impl Default for Cell {
@@ -205,10 +205,13 @@ impl Cell {
 /// zero-width characters, 2 for wide (East Asian wide, emoji presentation).
 #[inline]
 pub(crate) fn char_width(c: char) -> usize {
-    if (c as u32) < 0x7f {
-        return 1;
+    match c as u32 {
+        0..=0x7e => 1,
+        // Hiragana and Katakana, CJK ideographs, Hangul syllables: the bulk
+        // of CJK text, all wide (a test checks these against unicode-width).
+        0x3041..=0x3096 | 0x30a1..=0x30fa | 0x4e00..=0x9fff | 0xac00..=0xd7a3 => 2,
+        _ => unicode_width::UnicodeWidthChar::width(c).unwrap_or(0),
     }
-    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -246,6 +249,25 @@ mod tests {
         };
         assert_eq!(Pen::from(s).style(), s);
         assert_eq!(Pen::default().style(), Style::default());
+    }
+
+    #[test]
+    fn cjk_shortcut_agrees_with_unicode_width() {
+        for range in [
+            0x3041..=0x3096u32,
+            0x30a1..=0x30fa,
+            0x4e00..=0x9fff,
+            0xac00..=0xd7a3,
+        ] {
+            for cp in range {
+                let c = char::from_u32(cp).unwrap_or(' ');
+                assert_eq!(
+                    unicode_width::UnicodeWidthChar::width(c),
+                    Some(2),
+                    "U+{cp:04X}"
+                );
+            }
+        }
     }
 
     #[test]

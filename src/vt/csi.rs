@@ -11,6 +11,11 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 impl Term {
     pub(crate) fn csi(&mut self, p: &Params, inter: &[u8], action: u8) {
+        // SGR is most of what programs send: skip the table for it.
+        if action == b'm' && inter.is_empty() {
+            self.sgr(p);
+            return;
+        }
         let n = |i: usize| usize::from(p.get_or(i, 1));
         match (inter, action) {
             ([], b'@') => self.insert_chars(n(0)),
@@ -52,7 +57,6 @@ impl Term {
             ([], b'l') => self.ansi_modes(p, false),
             ([b'?'], b'h') => self.dec_modes(p, true),
             ([b'?'], b'l') => self.dec_modes(p, false),
-            ([], b'm') => self.sgr(p),
             ([], b'n') => self.device_status(p.get(0)),
             ([b'?'], b'n') if p.get(0) == 6 => {
                 let s = format!("\x1b[?{};{};1R", self.report_row() + 1, self.col + 1);
@@ -106,9 +110,25 @@ impl Term {
 
     fn dec_mode(&mut self, mode: u16, on: bool) {
         let mouse = |t: MouseTracking| if on { t } else { MouseTracking::Off };
-        let encoding = |e: MouseEncoding| if on { e } else { MouseEncoding::Default };
+        // Resetting an encoding only matters if it is the one in use (xterm);
+        // resetting any tracking mode turns tracking off.
+        let current = self.modes.mouse_encoding;
+        let encoding = |e: MouseEncoding| match (on, current == e) {
+            (true, _) => e,
+            (false, true) => MouseEncoding::Default,
+            (false, false) => current,
+        };
         match mode {
             1 => self.modes.app_cursor_keys = on,
+            // DECCOLM: the size stays (a program cannot resize the PTY's
+            // terminal), but the screen is cleared and the cursor homed, as
+            // tmux and VT100s do.
+            3 => {
+                self.top = 0;
+                self.bottom = self.rows - 1;
+                self.goto(0, 0);
+                self.erase_in_display(2);
+            }
             5 => self.reverse_video = on,
             6 => {
                 self.origin = on;
@@ -130,7 +150,8 @@ impl Term {
             1005 => self.modes.mouse_encoding = encoding(MouseEncoding::Utf8),
             1006 => self.modes.mouse_encoding = encoding(MouseEncoding::Sgr),
             1015 => self.modes.mouse_encoding = encoding(MouseEncoding::Urxvt),
-            1047 => self.set_alt_screen(on, true),
+            // 1047 clears the alternate screen when leaving it (xterm).
+            1047 => self.set_alt_screen(on, !on),
             1048 => {
                 if on {
                     self.save_cursor();
@@ -138,13 +159,13 @@ impl Term {
                     self.restore_cursor();
                 }
             }
+            // As xterm and tmux: the cursor is saved and restored even when
+            // the screen does not change (dialog leaves 1049 twice).
             1049 => {
                 if on {
-                    if !self.modes.alt_screen {
-                        self.save_cursor();
-                    }
+                    self.save_cursor();
                     self.set_alt_screen(true, true);
-                } else if self.modes.alt_screen {
+                } else {
                     self.set_alt_screen(false, false);
                     self.restore_cursor();
                 }
@@ -203,9 +224,15 @@ impl Term {
     fn sgr(&mut self, p: &Params) {
         if p.is_empty() {
             self.pen = Pen::default();
-            return;
+        } else if p.has_subparams() {
+            self.sgr_groups(p.groups());
+        } else {
+            // Without `:` every value is a group of its own.
+            self.sgr_groups(p.values().chunks(1));
         }
-        let mut groups = p.groups();
+    }
+
+    fn sgr_groups<'a>(&mut self, mut groups: impl Iterator<Item = &'a [u16]>) {
         while let Some(g) = groups.next() {
             let pen = &mut self.pen;
             match g[0] {

@@ -10,6 +10,9 @@ use std::collections::VecDeque;
 
 use super::cell::{char_width, Cell, Pen, SPACER, WIDE};
 
+/// Most combining marks kept on one cell; a flood of them is dropped.
+const MAX_MARKS: usize = 16;
+
 /// One row of the visible grid.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Row {
@@ -17,8 +20,15 @@ pub(crate) struct Row {
     /// The row's last cell was followed by an automatic wrap: the next row
     /// continues the same logical line (what reflow on resize joins).
     pub wrapped: bool,
-    /// Combining marks by column, for the rare cells that have them.
-    pub marks: Vec<(u16, String)>,
+    /// Combining marks by column, in order, for the rare cells that have
+    /// them (one entry per mark: no allocation per mark).
+    pub marks: Vec<(u16, char)>,
+    /// Every cell from here on is `Cell::BLANK` (an upper bound: trimming
+    /// and clearing need not look further).
+    pub extent: usize,
+    /// Every cell is ASCII in the default pen, with no marks: the row can be
+    /// stored in the scrollback as its bytes.
+    pub plain: bool,
 }
 
 impl Row {
@@ -27,43 +37,68 @@ impl Row {
             cells: vec![Cell::BLANK; cols],
             wrapped: false,
             marks: Vec::new(),
+            extent: 0,
+            plain: true,
         }
     }
 
     /// Blank the whole row with `fill`, keeping its allocation.
     pub fn reset(&mut self, cols: usize, fill: Cell) {
-        self.cells.clear();
-        self.cells.resize(cols, fill);
+        if fill == Cell::BLANK && self.cells.len() == cols {
+            let end = self.extent.min(cols);
+            self.cells[..end].fill(fill);
+            self.extent = 0;
+            self.plain = true;
+        } else {
+            self.cells.clear();
+            self.cells.resize(cols, fill);
+            self.extent = if fill == Cell::BLANK { 0 } else { cols };
+            self.plain = fill.flags == 0 && fill.ch.is_ascii() && fill.pen() == Pen::default();
+        }
         self.wrapped = false;
         self.marks.clear();
+    }
+
+    /// Note a write of cells up to `end`; `plain` says whether they were
+    /// ASCII in the default pen.
+    #[inline]
+    pub fn touch(&mut self, end: usize, plain: bool) {
+        if end > self.extent {
+            self.extent = end.min(self.cells.len());
+        }
+        self.plain &= plain;
     }
 
     /// Forget the combining marks of columns `start..end`.
     #[inline]
     pub fn clear_marks(&mut self, start: usize, end: usize) {
-        if !self.marks.is_empty() {
-            self.marks
-                .retain(|&(c, _)| (c as usize) < start || (c as usize) >= end);
+        let hit = |&(c, _): &(u16, char)| (start..end).contains(&(c as usize));
+        if self.marks.iter().any(hit) {
+            self.marks.retain(|m| !hit(m));
         }
     }
 
-    pub fn mark(&self, col: usize) -> Option<&str> {
-        self.marks
-            .iter()
-            .find(|&&(c, _)| c as usize == col)
-            .map(|(_, s)| s.as_str())
+    pub fn has_mark(&self, col: usize) -> bool {
+        self.marks.iter().any(|&(c, _)| c as usize == col)
+    }
+
+    /// Append the combining marks of `col` to `out`.
+    #[inline]
+    pub fn push_marks(&self, col: usize, out: &mut String) {
+        for &(c, m) in &self.marks {
+            if c as usize == col {
+                out.push(m);
+            }
+        }
     }
 
     /// Append a combining mark to the cell at `col` (bounded per cell, so a
     /// flood of marks cannot grow a row without limit).
     pub fn add_mark(&mut self, col: usize, c: char) {
+        self.plain = false;
         let col16 = col as u16;
-        if let Some((_, s)) = self.marks.iter_mut().find(|(k, _)| *k == col16) {
-            if s.len() < 32 {
-                s.push(c);
-            }
-        } else {
-            self.marks.push((col16, c.to_string()));
+        if self.marks.iter().filter(|&&(k, _)| k == col16).count() < MAX_MARKS {
+            self.marks.push((col16, c));
         }
     }
 
@@ -89,8 +124,8 @@ impl Row {
 
     /// Cells up to the last one that is not a default blank.
     pub fn trimmed_len(&self) -> usize {
-        let mut n = self.cells.len();
-        while n > 0 && self.cells[n - 1] == Cell::BLANK && self.mark(n - 1).is_none() {
+        let mut n = self.extent.min(self.cells.len());
+        while n > 0 && self.cells[n - 1] == Cell::BLANK && !self.has_mark(n - 1) {
             n -= 1;
         }
         n
@@ -105,11 +140,7 @@ impl Row {
                 continue;
             }
             s.push(cell.ch);
-            if !self.marks.is_empty() {
-                if let Some(m) = self.mark(i) {
-                    s.push_str(m);
-                }
-            }
+            self.push_marks(i, &mut s);
         }
         let t = s.trim_end_matches(' ').len();
         s.truncate(t);
@@ -119,6 +150,7 @@ impl Row {
     /// Make the row `cols` wide without reflowing: cut or pad, never leaving
     /// half of a wide character.
     pub fn set_width(&mut self, cols: usize) {
+        self.extent = self.extent.min(cols);
         if cols < self.cells.len() {
             self.cells.truncate(cols);
             if let Some(last) = self.cells.last_mut() {
@@ -133,49 +165,114 @@ impl Row {
     }
 }
 
+impl Row {
+    /// Check the invariants the fast paths rely on (for tests).
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(i) = self.cells[self.extent.min(self.cells.len())..]
+            .iter()
+            .position(|c| *c != Cell::BLANK)
+        {
+            return Err(format!(
+                "cell {} past extent {} is not blank",
+                self.extent + i,
+                self.extent
+            ));
+        }
+        if self.plain
+            && (!self.marks.is_empty()
+                || self
+                    .cells
+                    .iter()
+                    .any(|c| !c.ch.is_ascii() || c.flags != 0 || c.pen() != Pen::default()))
+        {
+            return Err("row marked plain is not".into());
+        }
+        for (i, c) in self.cells.iter().enumerate() {
+            let next_is_spacer = self.cells.get(i + 1).is_some_and(Cell::is_spacer);
+            if c.is_wide() != next_is_spacer {
+                return Err(format!("wide cell {i} and its spacer disagree"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A row in the scrollback: text plus style runs, trailing blanks trimmed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Line {
     /// Each cell's character and combining marks; wide spacers omitted.
-    text: Box<str>,
+    /// A String rather than a Box<str> so an evicted line's buffer can be
+    /// reused; [`fit`] keeps its spare capacity small.
+    text: String,
     /// (cells, pen) runs over the cells, spacers counted; empty when every
-    /// cell has the default pen.
-    runs: Box<[(u16, Pen)]>,
+    /// cell has the default pen. A Vec to be reused like `text`.
+    runs: Vec<(u16, Pen)>,
     pub wrapped: bool,
 }
 
 impl Line {
     pub fn from_row(row: &Row) -> Line {
+        Line::from_row_reusing(row, Line::default())
+    }
+
+    /// Like [`Line::from_row`], writing into the buffers of `old` (a line
+    /// just evicted) to spare allocations.
+    pub fn from_row_reusing(row: &Row, old: Line) -> Line {
+        let (mut buf, mut runs) = (old.text, old.runs);
+        buf.clear();
+        runs.clear();
         let n = row.trimmed_len();
         let cells = &row.cells[..n];
-        let mut text = String::with_capacity(n);
-        let mut runs: Vec<(u16, Pen)> = Vec::new();
-        let mut plain = true;
+        let first = cells.first().map(Cell::pen).unwrap_or_default();
+        // The common line: ASCII in one style. Two tight passes beat the
+        // general loop below several times over.
+        if row.plain
+            || row.marks.is_empty()
+                && cells
+                    .iter()
+                    .all(|c| (c.ch as u32) < 0x80 && c.flags == 0 && c.pen() == first)
+        {
+            let mut bytes = buf.into_bytes();
+            bytes.extend(cells.iter().map(|c| c.ch as u8));
+            // All bytes are ASCII, so this cannot fail.
+            let buf = String::from_utf8(bytes).unwrap_or_default();
+            if first != Pen::default() {
+                runs.push((n as u16, first));
+            }
+            return Line {
+                text: fit(buf),
+                runs: fit_vec(runs),
+                wrapped: row.wrapped,
+            };
+        }
+        let mut text = buf;
+        let bytes: usize = cells.iter().map(|c| c.ch.len_utf8()).sum();
+        text.reserve_exact(bytes + row.marks.len() * 4);
+        runs.reserve(8);
+        let mut pen = first;
+        let mut len = 0u16;
         for (i, cell) in cells.iter().enumerate() {
-            let pen = cell.pen();
-            if pen != Pen::default() {
-                plain = false;
+            let p = cell.pen();
+            if p == pen {
+                len += 1;
+            } else {
+                runs.push((len, pen));
+                pen = p;
+                len = 1;
             }
-            match runs.last_mut() {
-                Some((len, p)) if *p == pen => *len += 1,
-                _ => runs.push((1, pen)),
-            }
-            if cell.is_spacer() {
+            if cell.flags & SPACER != 0 {
                 continue;
             }
             text.push(cell.ch);
-            if !row.marks.is_empty() {
-                if let Some(m) = row.mark(i) {
-                    text.push_str(m);
-                }
-            }
+            row.push_marks(i, &mut text);
         }
-        if plain {
-            runs.clear();
+        // One run of the default pen is stored as no runs at all.
+        if !(runs.is_empty() && pen == Pen::default()) {
+            runs.push((len, pen));
         }
         Line {
-            text: text.into_boxed_str(),
-            runs: runs.into_boxed_slice(),
+            text: fit(text),
+            runs: fit_vec(runs),
             wrapped: row.wrapped,
         }
     }
@@ -186,6 +283,8 @@ impl Line {
             cells: Vec::with_capacity(self.text.len()),
             wrapped: self.wrapped,
             marks: Vec::new(),
+            extent: 0,
+            plain: false,
         };
         let mut runs = self.runs.iter();
         let mut left = 0u16;
@@ -222,6 +321,7 @@ impl Line {
                 row.cells.push(cell);
             }
         }
+        row.extent = row.cells.len();
         row
     }
 
@@ -232,9 +332,24 @@ impl Line {
     /// Heap bytes this line holds, counting its own slot in the queue.
     pub fn heap_bytes(&self) -> usize {
         std::mem::size_of::<Line>()
-            + self.text.len()
-            + self.runs.len() * std::mem::size_of::<(u16, Pen)>()
+            + self.text.capacity()
+            + self.runs.capacity() * std::mem::size_of::<(u16, Pen)>()
     }
+}
+
+/// Give back spare capacity when it is more than a little.
+fn fit(mut s: String) -> String {
+    if s.capacity() > s.len() + s.len() / 2 + 16 {
+        s.shrink_to_fit();
+    }
+    s
+}
+
+fn fit_vec<T>(mut v: Vec<T>) -> Vec<T> {
+    if v.capacity() > v.len() + v.len() / 2 + 2 {
+        v.shrink_to_fit();
+    }
+    v
 }
 
 /// The primary screen's history: a bounded queue of lines, oldest first.
@@ -250,6 +365,20 @@ impl Scrollback {
             lines: VecDeque::new(),
             limit,
         }
+    }
+
+    /// Push a visible row that scrolled off, reusing the oldest line's
+    /// buffer when the history is full.
+    pub fn push_row(&mut self, row: &Row) {
+        if self.limit == 0 {
+            return;
+        }
+        let buf = if self.lines.len() >= self.limit {
+            self.lines.pop_front().unwrap_or_default()
+        } else {
+            Line::default()
+        };
+        self.lines.push_back(Line::from_row_reusing(row, buf));
     }
 
     pub fn push(&mut self, line: Line) {

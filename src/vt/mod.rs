@@ -3,9 +3,9 @@
 //!
 //! `parser` is a pure DEC/ANSI state machine (after Paul Williams' diagram)
 //! that calls a [`parser::Perform`] trait; `term` implements it over the grid
-//! (`grid`, `cell`), with CSI decoding in `csi`, resizing in `reflow` and the
-//! caller's views in `render`. Everything a front end needs is reachable from
-//! [`Screen`]:
+//! (`grid`, `cell`), with C0/ESC/OSC in `perform`, CSI decoding in `csi`,
+//! resizing in `reflow` and the caller's views in `render`. Everything a
+//! front end needs is reachable from [`Screen`]:
 //!
 //! ```
 //! use ptybroker::vt::Screen;
@@ -21,6 +21,7 @@ mod charset;
 mod csi;
 mod grid;
 pub mod parser;
+mod perform;
 mod reflow;
 mod render;
 mod screen;

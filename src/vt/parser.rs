@@ -29,6 +29,13 @@ pub trait Perform {
             self.print(c);
         }
     }
+    /// A run of printable ASCII (0x20-0x7e). The default calls
+    /// [`Perform::print`] for each byte.
+    fn print_ascii(&mut self, s: &[u8]) {
+        for &b in s {
+            self.print(char::from(b));
+        }
+    }
     /// A C0 control (or DEL is never passed; it is ignored).
     fn execute(&mut self, _byte: u8) {}
     /// A complete CSI sequence. `intermediates` holds private markers
@@ -90,6 +97,16 @@ impl Params {
         }
     }
 
+    /// All values in order, sub-parameters included.
+    pub fn values(&self) -> &[u16] {
+        &self.values[..self.len]
+    }
+
+    /// Whether any value is a `:` sub-parameter.
+    pub fn has_subparams(&self) -> bool {
+        self.sub != 0
+    }
+
     /// The parameters grouped: each group is a value and its `:` sub-values.
     pub fn groups(&self) -> ParamGroups<'_> {
         ParamGroups {
@@ -130,6 +147,33 @@ impl<'a> Iterator for ParamGroups<'a> {
         self.pos = end;
         Some(&p.values[start..end])
     }
+}
+
+/// Length of the leading run of printable ASCII (0x20-0x7e), eight bytes
+/// at a time.
+#[inline]
+fn ascii_run(bytes: &[u8]) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in chunks.by_ref() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let v = u64::from_le_bytes(w);
+        // A byte below 0x20, equal to 0x7f, or with its high bit set.
+        let below = v.wrapping_sub(LO * 0x20) & !v;
+        let x = v ^ (LO * 0x7f);
+        let del = x.wrapping_sub(LO) & !x;
+        if (below | del | v) & HI != 0 {
+            break;
+        }
+        i += 8;
+    }
+    i + bytes[i..]
+        .iter()
+        .position(|&b| !(0x20..0x7f).contains(&b))
+        .unwrap_or(bytes.len() - i)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,13 +248,47 @@ impl Parser {
     pub fn advance<P: Perform>(&mut self, perf: &mut P, bytes: &[u8]) {
         let mut i = 0;
         while i < bytes.len() {
-            if self.state == State::Ground {
-                i += self.ground(perf, &bytes[i..]);
-            } else {
-                self.byte(perf, bytes[i]);
-                i += 1;
+            match self.state {
+                State::Ground => i += self.ground(perf, &bytes[i..]),
+                State::CsiEntry | State::CsiParam => i += self.csi_params(perf, &bytes[i..]),
+                State::Escape if bytes[i] == b'[' => {
+                    self.clear_sequence();
+                    self.state = State::CsiEntry;
+                    i += 1;
+                }
+                _ => {
+                    self.byte(perf, bytes[i]);
+                    i += 1;
+                }
             }
         }
+    }
+
+    /// The parameters and final byte of a CSI sequence in a tight loop (SGR
+    /// heavy output is mostly this); anything unusual goes to `byte`.
+    /// Returns how many bytes were consumed.
+    fn csi_params<P: Perform>(&mut self, perf: &mut P, bytes: &[u8]) -> usize {
+        for (i, &b) in bytes.iter().enumerate() {
+            match b {
+                b'0'..=b'9' => {
+                    self.param_digit(b);
+                    self.state = State::CsiParam;
+                }
+                b';' => {
+                    self.param_end(false);
+                    self.state = State::CsiParam;
+                }
+                0x40..=0x7e => {
+                    self.csi_dispatch(perf, b);
+                    return i + 1;
+                }
+                _ => {
+                    self.byte(perf, b);
+                    return i + 1;
+                }
+            }
+        }
+        bytes.len()
     }
 
     /// Handle bytes in the ground state until a control byte (or the end)
@@ -223,24 +301,37 @@ impl Parser {
                 return i;
             }
         }
-        // Text is everything but C0 controls and DEL.
-        let end = bytes[i..]
-            .iter()
-            .position(|&b| b < 0x20 || b == 0x7f)
-            .map_or(bytes.len(), |p| i + p);
-        if end > i {
+        loop {
+            // Printable ASCII goes straight through, without UTF-8 checks.
+            let end = i + ascii_run(&bytes[i..]);
+            if end > i {
+                perf.print_ascii(&bytes[i..end]);
+                i = end;
+            }
+            let Some(&b) = bytes.get(i) else {
+                return i;
+            };
+            if b < 0x80 {
+                break;
+            }
+            // Non-ASCII text up to the next control byte.
+            let end = bytes[i..]
+                .iter()
+                .position(|&b| b < 0x20 || b == 0x7f)
+                .map_or(bytes.len(), |p| i + p);
             self.print_utf8(perf, &bytes[i..end]);
-        }
-        if end == bytes.len() {
-            return end;
+            i = end;
+            if i == bytes.len() {
+                return i;
+            }
         }
         if self.utf8_len != 0 {
             // A character cut short by a control byte is invalid.
             self.utf8_len = 0;
             perf.print('\u{FFFD}');
         }
-        self.byte(perf, bytes[end]);
-        end + 1
+        self.byte(perf, bytes[i]);
+        i + 1
     }
 
     /// Print a run of non-control bytes as UTF-8, keeping an incomplete

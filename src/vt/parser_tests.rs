@@ -201,3 +201,16 @@ fn mid_sequence_is_reported() {
     p.advance(&mut log, b"\xb8\xad");
     assert!(!p.is_mid_sequence());
 }
+
+#[test]
+fn ascii_runs_stop_at_every_special_byte() {
+    for special in [0x00u8, 0x1b, 0x1f, 0x7f, 0x80, 0xc3, 0xff] {
+        for pos in 0..20 {
+            let mut v = vec![b'a'; 20];
+            v[pos] = special;
+            assert_eq!(ascii_run(&v), pos, "byte {special:#x} at {pos}");
+        }
+    }
+    assert_eq!(ascii_run(b" ~~~~~~~~~~~~~"), 14);
+    assert_eq!(ascii_run(b""), 0);
+}

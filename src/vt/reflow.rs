@@ -131,7 +131,7 @@ fn resize_rows(
 /// One logical line: rows joined across automatic wraps.
 struct Logical {
     cells: Vec<Cell>,
-    marks: Vec<(usize, String)>,
+    marks: Vec<(usize, char)>,
     /// The cursor's offset in cells, when it is on this line.
     cursor: Option<usize>,
 }
@@ -202,11 +202,20 @@ fn reflow(
             }
             let mut r = Row::new(cols);
             r.cells[..end - pos].copy_from_slice(&line.cells[pos..end]);
+            r.touch(end - pos, false);
+            // Only a one-column screen can cut a wide character: blank it.
+            let len = end - pos;
+            if len > 0 && r.cells[len - 1].is_wide() {
+                r.cells[len - 1] = Cell::erased(r.cells[len - 1].pen());
+            }
+            if r.cells[0].is_spacer() {
+                r.cells[0] = Cell::erased(r.cells[0].pen());
+            }
             r.marks = line
                 .marks
                 .iter()
                 .filter(|(c, _)| (pos..end).contains(c))
-                .map(|(c, m)| ((c - pos) as u16, m.clone()))
+                .map(|&(c, m)| ((c - pos) as u16, m))
                 .collect();
             starts.push(pos);
             pos = end;

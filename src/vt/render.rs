@@ -43,11 +43,7 @@ pub(crate) fn row_runs(row: &Row) -> Vec<Run> {
 
 fn push_cell(text: &mut String, row: &Row, i: usize, cell: &Cell) {
     text.push(cell.ch);
-    if !row.marks.is_empty() {
-        if let Some(m) = row.mark(i) {
-            text.push_str(m);
-        }
-    }
+    row.push_marks(i, text);
 }
 
 /// The rows with SGR sequences: each row starts in the default style and,

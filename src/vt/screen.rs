@@ -235,15 +235,35 @@ impl Screen {
         let row = |r: &super::grid::Row| {
             std::mem::size_of_val(r)
                 + r.cells.capacity() * std::mem::size_of::<super::cell::Cell>()
-                + r.marks
-                    .iter()
-                    .map(|(_, m)| m.capacity() + 24)
-                    .sum::<usize>()
+                + r.marks.capacity() * std::mem::size_of::<(u16, char)>()
         };
         let t = &self.term;
         t.grid.iter().chain(t.other.iter()).map(row).sum::<usize>()
             + t.scrollback.heap_bytes()
             + t.tabs.capacity()
+    }
+
+    /// Check the grid's internal invariants; for tests and fuzzing.
+    #[doc(hidden)]
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let t = &self.term;
+        for (i, r) in t.grid.iter().chain(t.other.iter()).enumerate() {
+            if r.cells.len() != t.cols {
+                return Err(format!(
+                    "row {i} has {} cells, not {}",
+                    r.cells.len(),
+                    t.cols
+                ));
+            }
+            r.check().map_err(|e| format!("row {i}: {e}"))?;
+        }
+        if t.grid.len() != t.rows || t.other.len() != t.rows {
+            return Err("row count".into());
+        }
+        if t.top > t.bottom || t.bottom >= t.rows || t.tabs.len() != t.cols {
+            return Err("margins or tabs".into());
+        }
+        Ok(())
     }
 
     /// The icon title (OSC 0 or 1).

@@ -305,6 +305,18 @@ fn dec_private_modes_are_tracked() {
     s.feed(b"\x1b[?1003;1005h");
     assert_eq!(s.modes().mouse_tracking, MouseTracking::AnyEvent);
     assert_eq!(s.modes().mouse_encoding, MouseEncoding::Utf8);
+    s.feed(b"\x1b[?1006h\x1b[?1005l");
+    assert_eq!(
+        s.modes().mouse_encoding,
+        MouseEncoding::Sgr,
+        "resetting another encoding"
+    );
+    s.feed(b"\x1b[?1000l");
+    assert_eq!(
+        s.modes().mouse_tracking,
+        MouseTracking::Off,
+        "any reset stops tracking"
+    );
 }
 
 #[test]
@@ -329,6 +341,14 @@ fn alternate_screen_47_and_1047() {
     assert_eq!(rows(&s), ["    alt", ""], "47 does not clear");
     s.feed(b"\x1b[?47l\x1b[?1047hx\x1b[?1047l\x1b[?47h");
     assert_eq!(rows(&s), ["", ""], "leaving 1047 clears it");
+}
+
+#[test]
+fn deccolm_clears_and_homes_without_resizing() {
+    let s = screen(10, 3, b"abc\r\ndef\x1b[2;5r\x1b[?3h");
+    assert_eq!(rows(&s), ["", "", ""]);
+    assert_eq!(cur(&s), (0, 0));
+    assert_eq!((s.cols(), s.rows()), (10, 3));
 }
 
 #[test]
@@ -499,5 +519,76 @@ fn full_scrollback_of_80_column_text_fits_the_budget() {
     let bytes = s.heap_bytes();
     // Allocator overhead is about 16 bytes per allocation, two per line.
     let with_overhead = bytes + 10_000 * 2 * 16;
+    eprintln!("heap estimate: {bytes} bytes, with allocator overhead {with_overhead}");
     assert!(with_overhead < 4 << 20, "{with_overhead} bytes");
+}
+
+// ---- resize ----------------------------------------------------------------------
+
+#[test]
+fn resize_reflows_wrapped_lines() {
+    let mut s = screen(10, 4, b"$ abcdefghijklmno\r\nnext");
+    assert_eq!(rows(&s), ["$ abcdefgh", "ijklmno", "next", ""]);
+    s.resize(20, 4);
+    assert_eq!(rows(&s), ["$ abcdefghijklmno", "next", "", ""]);
+    assert_eq!(cur(&s), (1, 4));
+    s.resize(5, 4);
+    assert_eq!(rows(&s), ["defgh", "ijklm", "no", "next"]);
+    assert_eq!(s.scrollback_len(), 1);
+    assert_eq!(s.scrollback_row_text(0), "$ abc");
+    assert_eq!(cur(&s), (3, 4));
+    s.resize(10, 4);
+    assert_eq!(rows(&s), ["$ abcdefgh", "ijklmno", "next", ""]);
+    assert_eq!(s.scrollback_len(), 0);
+}
+
+#[test]
+fn resize_keeps_wide_characters_whole() {
+    let mut s = screen(6, 3, "ab中文字".as_bytes());
+    assert_eq!(rows(&s), ["ab中文", "字", ""]);
+    s.resize(5, 3);
+    assert_eq!(rows(&s), ["ab中", "文字", ""]);
+}
+
+#[test]
+fn resize_rows_moves_lines_through_history() {
+    let mut s = screen(10, 4, b"1\r\n2\r\n3\r\n4");
+    s.resize(10, 2);
+    assert_eq!(rows(&s), ["3", "4"]);
+    assert_eq!(s.scrollback_len(), 2);
+    assert_eq!(cur(&s), (1, 1));
+    s.resize(10, 5);
+    assert_eq!(rows(&s), ["1", "2", "3", "4", ""]);
+    assert_eq!(s.scrollback_len(), 0);
+    assert_eq!(cur(&s), (3, 1));
+}
+
+#[test]
+fn shrinking_drops_blank_rows_below_the_cursor_first() {
+    let mut s = screen(10, 5, b"a\r\nb");
+    s.resize(10, 2);
+    assert_eq!(rows(&s), ["a", "b"]);
+    assert_eq!(s.scrollback_len(), 0);
+}
+
+#[test]
+fn resize_in_alt_screen_keeps_primary_consistent() {
+    let mut s = screen(10, 3, b"$ 0123456789ab\x1b[?1049h\x1b[2;2Hx");
+    s.resize(20, 4);
+    assert_eq!(rows(&s), ["", " x", "", ""]);
+    s.feed(b"\x1b[?1049l");
+    assert_eq!(rows(&s), ["$ 0123456789ab", "", "", ""]);
+    assert_eq!(cur(&s), (0, 14));
+    s.resize(3, 2);
+    assert_eq!(cur(&s), (1, 2));
+}
+
+#[test]
+fn resize_clamps_cursor_and_margins() {
+    let mut s = screen(10, 10, b"\x1b[2;8r\x1b[10;10H");
+    s.resize(5, 5);
+    let c = s.cursor();
+    assert!(c.row < 5 && c.col < 5);
+    s.feed(b"\x1b[5;1H\n\n");
+    assert_eq!(cur(&s), (4, 0));
 }

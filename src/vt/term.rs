@@ -1,18 +1,15 @@
 //! The terminal state the parser drives: grid, cursor, margins, modes,
 //! and the primitive operations (print, scroll, erase, insert, delete) that
 //! escape sequences are made of. CSI decoding lives in `csi.rs`; the
-//! `Perform` glue for C0, ESC and OSC at the bottom of this file.
+//! `Perform` glue for C0, ESC and OSC in `perform.rs`.
 
 use super::cell::{char_width, Cell, Pen, SPACER, WIDE};
 use super::charset::Charset;
-use super::grid::{Line, Row, Scrollback};
-use super::parser::{Params, Perform};
+use super::grid::{Row, Scrollback};
 use super::screen::Modes;
 
 /// Most bytes of answers kept for a caller that never takes them.
 const MAX_ANSWERS: usize = 64 * 1024;
-/// Longest title kept, in bytes.
-const MAX_TITLE: usize = 1024;
 
 /// What DECSC saves and DECRC restores.
 #[derive(Clone, Copy, Debug, Default)]
@@ -135,18 +132,29 @@ impl Term {
     #[inline]
     fn split_wide(&mut self, row: usize, start: usize, end: usize) {
         let cells = &mut self.grid[row].cells;
-        if start < cells.len() && cells[start].is_spacer() && start > 0 {
-            let head = &mut cells[start - 1];
-            *head = Cell::erased(head.pen());
+        let len = cells.len();
+        let blank = |c: &mut Cell| *c = Cell::erased(c.pen());
+        if start < len && cells[start].is_spacer() {
+            if start > 0 {
+                blank(&mut cells[start - 1]);
+            }
+            blank(&mut cells[start]);
         }
-        if end > 0 && end <= cells.len() && cells[end - 1].is_wide() && end < cells.len() {
-            let tail = &mut cells[end];
-            *tail = Cell::erased(tail.pen());
+        if end > 0 && end <= len && cells[end - 1].is_wide() {
+            blank(&mut cells[end - 1]);
+            if end < len {
+                blank(&mut cells[end]);
+            }
         }
     }
 
     pub fn print(&mut self, c: char) {
-        let c = self.charsets[self.gl].map(c);
+        // Only ASCII is remapped by the character sets.
+        let c = if c.is_ascii() {
+            self.charsets[self.gl].map(c)
+        } else {
+            c
+        };
         let w = char_width(c);
         if w == 0 {
             self.add_combining(c);
@@ -175,6 +183,7 @@ impl Term {
         let pen = self.pen;
         let r = &mut self.grid[row];
         r.clear_marks(col, col + w);
+        r.touch(col + w, w == 1 && c.is_ascii() && pen == Pen::default());
         let mut cell = Cell::new(c, pen);
         if w == 2 {
             cell.flags = WIDE;
@@ -225,6 +234,7 @@ impl Term {
     fn write_ascii(&mut self, row: usize, col: usize, bytes: &[u8], pen: Pen) {
         let r = &mut self.grid[row];
         r.clear_marks(col, col + bytes.len());
+        r.touch(col + bytes.len(), pen == Pen::default());
         let base = Cell::new(' ', pen);
         for (dst, &b) in r.cells[col..col + bytes.len()].iter_mut().zip(bytes) {
             *dst = Cell {
@@ -262,7 +272,7 @@ impl Term {
     // ---- line feeds and scrolling ---------------------------------------
 
     /// Move down a line, scrolling at the bottom margin; the column stays.
-    fn linefeed_only(&mut self) {
+    pub(crate) fn linefeed_only(&mut self) {
         if self.row == self.bottom {
             self.scroll_up(1);
         } else if self.row + 1 < self.rows {
@@ -296,14 +306,14 @@ impl Term {
         let n = n.min(bottom - top + 1);
         let history = top == 0 && !self.modes.alt_screen;
         let fill = self.blank();
-        for _ in 0..n {
-            let mut r = self.grid.remove(top);
+        let region = &mut self.grid[top..=bottom];
+        for r in &mut region[..n] {
             if history {
-                self.scrollback.push(Line::from_row(&r));
+                self.scrollback.push_row(r);
             }
             r.reset(self.cols, fill);
-            self.grid.insert(bottom, r);
         }
+        region.rotate_left(n);
     }
 
     /// Scroll the region down `n` lines (blank lines appear at the top).
@@ -311,11 +321,12 @@ impl Term {
         let (top, bottom) = (self.top, self.bottom);
         let n = n.min(bottom - top + 1);
         let fill = self.blank();
-        for _ in 0..n {
-            let mut r = self.grid.remove(bottom);
+        let region = &mut self.grid[top..=bottom];
+        let len = region.len();
+        for r in &mut region[len - n..] {
             r.reset(self.cols, fill);
-            self.grid.insert(top, r);
         }
+        region.rotate_right(n);
     }
 
     // ---- cursor motion --------------------------------------------------
@@ -430,6 +441,9 @@ impl Term {
         self.split_wide(row, start, end);
         let fill = self.blank();
         let r = &mut self.grid[row];
+        if fill != Cell::BLANK {
+            r.touch(end, false);
+        }
         r.cells[start..end].fill(fill);
         r.clear_marks(start, end);
     }
@@ -496,6 +510,11 @@ impl Term {
         self.split_wide(row, col, col);
         let fill = self.blank();
         let r = &mut self.grid[row];
+        let extent = (r.extent + n).min(cols);
+        r.touch(extent, true);
+        if fill != Cell::BLANK {
+            r.touch(col + n, false);
+        }
         r.cells[col..].rotate_right(n);
         r.cells[col..col + n].fill(fill);
         r.shift_marks(col, n as isize, cols);
@@ -520,6 +539,9 @@ impl Term {
         let fill = self.blank();
         let r = &mut self.grid[row];
         r.clear_marks(col, col + n);
+        if fill != Cell::BLANK {
+            r.touch(cols, false);
+        }
         r.cells[col..].rotate_left(n);
         r.cells[cols - n..].fill(fill);
         r.shift_marks(col + n, -(n as isize), cols);
@@ -648,211 +670,5 @@ impl Term {
         self.answers = answers;
         self.title = title;
         self.icon_title = icon;
-    }
-
-    // ---- OSC --------------------------------------------------------------
-
-    fn set_title(&mut self, which: u8, raw: &[u8]) {
-        let mut t: String = String::from_utf8_lossy(raw)
-            .chars()
-            .filter(|c| !c.is_control())
-            .collect();
-        if t.len() > MAX_TITLE {
-            let mut end = MAX_TITLE;
-            while !t.is_char_boundary(end) {
-                end -= 1;
-            }
-            t.truncate(end);
-        }
-        if which != 2 {
-            self.icon_title = t.clone();
-        }
-        if which != 1 {
-            self.title = t;
-        }
-    }
-
-    /// OSC 10/11/12 (and following fields): `?` asks for a colour.
-    fn color_query(&mut self, first: u16, fields: &[&[u8]], bell: bool) {
-        let term: &[u8] = if bell { b"\x07" } else { b"\x1b\\" };
-        for (i, f) in fields.iter().enumerate() {
-            let code = first + i as u16;
-            if *f != b"?" || code > 12 {
-                continue;
-            }
-            let (r, g, b) = match code {
-                11 => (0, 0, 0),
-                _ => (0xe5, 0xe5, 0xe5),
-            };
-            let s = format!("\x1b]{code};{}", rgb_spec(r, g, b));
-            self.answer(s.as_bytes());
-            self.answer(term);
-        }
-    }
-
-    fn palette_query(&mut self, fields: &[&[u8]], bell: bool) {
-        let term: &[u8] = if bell { b"\x07" } else { b"\x1b\\" };
-        for pair in fields.chunks(2) {
-            if let [idx, b"?"] = pair {
-                let Some(n) = parse_num(idx).filter(|&n| n < 256) else {
-                    continue;
-                };
-                let (r, g, b) = palette(n as u8);
-                let s = format!("\x1b]4;{n};{}", rgb_spec(r, g, b));
-                self.answer(s.as_bytes());
-                self.answer(term);
-            }
-        }
-    }
-}
-
-fn parse_num(s: &[u8]) -> Option<u32> {
-    if s.is_empty() || s.len() > 9 {
-        return None;
-    }
-    s.iter().try_fold(0u32, |acc, &b| {
-        b.is_ascii_digit().then(|| acc * 10 + u32::from(b - b'0'))
-    })
-}
-
-fn rgb_spec(r: u8, g: u8, b: u8) -> String {
-    format!("rgb:{r:02x}{r:02x}/{g:02x}{g:02x}/{b:02x}{b:02x}")
-}
-
-/// xterm's default 256-colour palette.
-pub(crate) fn palette(n: u8) -> (u8, u8, u8) {
-    const BASE: [(u8, u8, u8); 16] = [
-        (0, 0, 0),
-        (205, 0, 0),
-        (0, 205, 0),
-        (205, 205, 0),
-        (0, 0, 238),
-        (205, 0, 205),
-        (0, 205, 205),
-        (229, 229, 229),
-        (127, 127, 127),
-        (255, 0, 0),
-        (0, 255, 0),
-        (255, 255, 0),
-        (92, 92, 255),
-        (255, 0, 255),
-        (0, 255, 255),
-        (255, 255, 255),
-    ];
-    match n {
-        0..=15 => BASE[n as usize],
-        16..=231 => {
-            let i = n - 16;
-            let level = |v: u8| if v == 0 { 0 } else { 55 + v * 40 };
-            (level(i / 36), level((i / 6) % 6), level(i % 6))
-        }
-        _ => {
-            let v = 8 + (n - 232) * 10;
-            (v, v, v)
-        }
-    }
-}
-
-impl Perform for Term {
-    #[inline]
-    fn print(&mut self, c: char) {
-        Term::print(self, c);
-    }
-
-    fn print_str(&mut self, s: &str) {
-        let mut rest = s;
-        while !rest.is_empty() {
-            let bytes = rest.as_bytes();
-            let ascii = bytes.iter().position(|&b| b >= 0x80).unwrap_or(bytes.len());
-            if ascii > 0 {
-                self.print_ascii(&bytes[..ascii]);
-                rest = &rest[ascii..];
-                continue;
-            }
-            let mut chars = rest.char_indices();
-            let mut end = rest.len();
-            for (i, c) in chars.by_ref() {
-                if c.is_ascii() {
-                    end = i;
-                    break;
-                }
-                Term::print(self, c);
-            }
-            rest = &rest[end..];
-        }
-    }
-
-    fn execute(&mut self, byte: u8) {
-        match byte {
-            0x08 => self.backspace(),
-            0x09 => self.tab_forward(1),
-            0x0a..=0x0c => self.linefeed(),
-            0x0d => self.carriage_return(),
-            0x0e => self.gl = 1,
-            0x0f => self.gl = 0,
-            _ => {}
-        }
-    }
-
-    fn csi_dispatch(&mut self, params: &Params, intermediates: &[u8], ignore: bool, action: u8) {
-        if !ignore {
-            self.csi(params, intermediates, action);
-        }
-    }
-
-    fn esc_dispatch(&mut self, intermediates: &[u8], ignore: bool, byte: u8) {
-        if ignore {
-            return;
-        }
-        match (intermediates, byte) {
-            ([], b'D') => self.linefeed_keep_mode(),
-            ([], b'E') => {
-                self.linefeed_keep_mode();
-                self.col = 0;
-            }
-            ([], b'H') => self.tabs[self.col] = true,
-            ([], b'M') => self.reverse_index(),
-            ([], b'7') => self.save_cursor(),
-            ([], b'8') => self.restore_cursor(),
-            ([], b'=') => self.modes.app_keypad = true,
-            ([], b'>') => self.modes.app_keypad = false,
-            ([], b'c') => self.full_reset(),
-            ([], b'n') => self.gl = 2,
-            ([], b'o') => self.gl = 3,
-            ([b'#'], b'8') => self.screen_alignment(),
-            ([i @ (b'(' | b')' | b'*' | b'+')], f) => {
-                if let Some(cs) = Charset::from_final(f) {
-                    self.charsets[usize::from(i - b'(')] = cs;
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn osc_dispatch(&mut self, params: &[&[u8]], bell_terminated: bool) {
-        let Some(code) = params.first().and_then(|p| parse_num(p)) else {
-            return;
-        };
-        match code {
-            0..=2 => {
-                // A title may itself contain ';'; rejoin the fields.
-                let rest = params.get(1..).unwrap_or(&[]);
-                let raw = rest.join(&b';');
-                self.set_title(code as u8, &raw);
-            }
-            4 => self.palette_query(params.get(1..).unwrap_or(&[]), bell_terminated),
-            10..=12 => {
-                self.color_query(code as u16, params.get(1..).unwrap_or(&[]), bell_terminated)
-            }
-            _ => {}
-        }
-    }
-}
-
-impl Term {
-    /// IND and NEL move down regardless of LNM.
-    fn linefeed_keep_mode(&mut self) {
-        self.pending_wrap = false;
-        self.linefeed_only();
     }
 }
