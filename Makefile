@@ -5,7 +5,7 @@ BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man/man1
 CARGO   ?= cargo
 
-.PHONY: all build test lint install uninstall bench size fuzz clean
+.PHONY: all build test install uninstall bench size fuzz clean
 
 all: build
 
@@ -29,6 +29,14 @@ uninstall:
 # Side by side with tmux; writes BENCHMARKS.md. Not a test: numbers, not verdicts.
 bench: build
 	python3 bench/bench.py
+
+# Coverage-guided fuzzing (not run in CI): needs a nightly toolchain and
+# `cargo install cargo-fuzz`. FUZZ_SECONDS per target (default 600).
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?= vt
+fuzz:
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+	  cargo +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) || exit 1; done
 
 # Size of the stripped release binary and the libraries it needs.
 size: build
