@@ -160,6 +160,7 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
             && empty
             && !busy
             && (had_session || idle_since.elapsed() >= limits::DAEMON_IDLE_EXIT)
+            && !pending_connection(&listener)
         {
             break;
         }
@@ -248,6 +249,21 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
         let _ = std::fs::remove_file(path);
     }
     Ok(())
+}
+
+/// Is a client already queued on the listener? A daemon about to exit
+/// serves it first rather than leaving it with a closed socket.
+fn pending_connection(listener: &Listener) -> bool {
+    let fd = match listener {
+        Listener::Unix(l, _) => l.as_fd(),
+        Listener::Tcp(l, _) => l.as_fd(),
+    };
+    let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
 }
 
 fn refuse(mut conn: Conn, msg: &str) {

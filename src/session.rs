@@ -918,7 +918,9 @@ impl Drop for Session {
 impl Inner {
     fn read_loop(self: Arc<Self>, stop: OwnedFd) {
         let master = self.pty.master();
-        let mut buf = vec![0u8; 64 * 1024];
+        // The master hands out at most a few KiB per read (the line
+        // discipline's buffer); a larger buffer would only cost memory.
+        let mut buf = vec![0u8; 8 * 1024];
         loop {
             let want_out = !lock(&self.state).answers.is_empty();
             let mut events = PollFlags::IN;

@@ -37,7 +37,11 @@ impl Term {
             )
         };
         *primary = new_primary;
-        let alt_row = resize_plain(alternate, cols, rows, if alt { self.row } else { 0 });
+        let alt_row = if alternate.is_empty() {
+            0
+        } else {
+            resize_plain(alternate, cols, rows, if alt { self.row } else { 0 })
+        };
         if alt {
             self.saved[0].row = cursor.0;
             self.saved[0].col = cursor.1;

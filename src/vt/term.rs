@@ -29,7 +29,8 @@ pub(crate) struct Term {
     pub rows: usize,
     /// The active screen's rows (the alternate screen's while it is shown).
     pub grid: Vec<Row>,
-    /// The inactive screen's rows.
+    /// The inactive screen's rows (empty until the alternate screen is
+    /// first used).
     pub other: Vec<Row>,
     pub scrollback: Scrollback,
     pub row: usize,
@@ -72,7 +73,9 @@ impl Term {
             cols,
             rows,
             grid: (0..rows).map(|_| Row::new(cols)).collect(),
-            other: (0..rows).map(|_| Row::new(cols)).collect(),
+            // The alternate screen is allocated when first shown: most
+            // sessions never use it, and it is a screenful of cells.
+            other: Vec::new(),
             scrollback: Scrollback::new(scrollback),
             row: 0,
             col: 0,
@@ -625,6 +628,9 @@ impl Term {
         }
         if !on && clear {
             self.clear_grid();
+        }
+        if on && self.other.len() != self.rows {
+            self.other = (0..self.rows).map(|_| Row::new(self.cols)).collect();
         }
         std::mem::swap(&mut self.grid, &mut self.other);
         self.modes.alt_screen = on;
