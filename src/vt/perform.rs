@@ -78,8 +78,8 @@ fn rgb_spec(r: u8, g: u8, b: u8) -> String {
     format!("rgb:{r:02x}{r:02x}/{g:02x}{g:02x}/{b:02x}{b:02x}")
 }
 
-/// xterm's default 256-colour palette.
-pub(crate) fn palette(n: u8) -> (u8, u8, u8) {
+/// xterm's default 256-colour palette: the RGB of indexed colour `n`.
+pub fn palette(n: u8) -> (u8, u8, u8) {
     const BASE: [(u8, u8, u8); 16] = [
         (0, 0, 0),
         (205, 0, 0),
