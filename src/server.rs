@@ -2,7 +2,7 @@
 //! daemon, `serve` on a Unix or loopback TCP socket, the polling accept loop
 //! and one thread per connection reading newline-delimited requests.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -16,6 +16,7 @@ use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::fs::{FlockOperation, Mode};
 
 use crate::limits;
+use crate::lines::{read_bounded_line, Line};
 use crate::manager::Manager;
 use crate::rpc::{self, After, Ctx, RpcError};
 
@@ -283,45 +284,6 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     diff == 0
 }
 
-/// Read one line of at most `max` bytes. A longer line is consumed and
-/// discarded without being held whole, and reported as `Err(len_seen)`.
-pub(crate) fn read_bounded_line(
-    r: &mut impl BufRead,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> io::Result<Option<Result<(), usize>>> {
-    buf.clear();
-    let mut seen = 0usize;
-    let mut too_long = false;
-    loop {
-        let avail = match r.fill_buf() {
-            Ok(a) => a,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if avail.is_empty() {
-            // EOF: a half-written last line is dropped, as the client left.
-            return Ok(None);
-        }
-        let (chunk, done) = match avail.iter().position(|&b| b == b'\n') {
-            Some(i) => (&avail[..i], Some(i + 1)),
-            None => (avail, None),
-        };
-        seen += chunk.len();
-        if seen > max {
-            too_long = true;
-            buf.clear();
-        } else {
-            buf.extend_from_slice(chunk);
-        }
-        let used = done.unwrap_or(avail.len());
-        r.consume(used);
-        if done.is_some() {
-            return Ok(Some(if too_long { Err(seen) } else { Ok(()) }));
-        }
-    }
-}
-
 fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str>) -> After {
     let Ok(reader) = conn.reader() else {
         return After::Continue;
@@ -337,7 +299,7 @@ fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str
     loop {
         let resp = match read_bounded_line(&mut reader, &mut line, limits::MAX_LINE_BYTES) {
             Ok(None) | Err(_) => return After::Continue,
-            Ok(Some(Err(len))) => rpc::response(
+            Ok(Some(Line::TooLong(len))) => rpc::response(
                 &serde_json::Value::Null,
                 Err(RpcError::new(
                     rpc::INVALID_REQUEST,
@@ -347,7 +309,7 @@ fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str
                     ),
                 )),
             ),
-            Ok(Some(Ok(()))) => {
+            Ok(Some(Line::Text)) => {
                 let text = String::from_utf8_lossy(&line);
                 let text = text.trim_end_matches('\r');
                 if text.trim().is_empty() {
@@ -497,23 +459,5 @@ mod tests {
         assert!(!same_secret(b"abc", b"abd"));
         assert!(!same_secret(b"abc", b"abcd"));
         assert!(!same_secret(b"", b"a"));
-    }
-
-    #[test]
-    fn long_lines_are_refused_without_being_held() {
-        let data = format!("{}\n{{\"ok\":1}}\n", "x".repeat(100));
-        let mut r = BufReader::with_capacity(8, data.as_bytes());
-        let mut buf = Vec::new();
-        assert_eq!(
-            read_bounded_line(&mut r, &mut buf, 10).unwrap(),
-            Some(Err(100))
-        );
-        assert!(buf.capacity() < 100);
-        assert_eq!(
-            read_bounded_line(&mut r, &mut buf, 10).unwrap(),
-            Some(Ok(()))
-        );
-        assert_eq!(buf, b"{\"ok\":1}");
-        assert_eq!(read_bounded_line(&mut r, &mut buf, 10).unwrap(), None);
     }
 }

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use crate::limits;
+use crate::lines::{read_bounded_line, Line};
 use crate::manager::Manager;
 use turns::{Turn, Turns};
 
@@ -307,34 +308,33 @@ pub fn run() -> ! {
     let mut input = BufReader::with_capacity(64 * 1024, io::stdin());
     let mut line = Vec::new();
     loop {
-        let text =
-            match crate::server::read_bounded_line(&mut input, &mut line, limits::MAX_LINE_BYTES) {
-                Ok(None) => break,
-                Err(e) => {
-                    let e = DriverError::read(format!("cannot read stdin: {e}"));
-                    driver.write(&answer(&Value::Null, Err(e)));
-                    break;
-                }
-                Ok(Some(Err(len))) => {
-                    let e = DriverError::read(format!(
+        let text = match read_bounded_line(&mut input, &mut line, limits::MAX_LINE_BYTES) {
+            Ok(None) => break,
+            Err(e) => {
+                let e = DriverError::read(format!("cannot read stdin: {e}"));
+                driver.write(&answer(&Value::Null, Err(e)));
+                break;
+            }
+            Ok(Some(Line::TooLong(len))) => {
+                let e = DriverError::read(format!(
                     "request line of {len}+ bytes exceeds the limit of {} bytes; it was discarded",
                     limits::MAX_LINE_BYTES
                 ));
+                driver.write(&answer(&Value::Null, Err(e)));
+                continue;
+            }
+            Ok(Some(Line::Text)) => match std::str::from_utf8(&line) {
+                Ok(t) => t,
+                Err(e) => {
+                    let e = DriverError::read(format!(
+                        "request line is not valid UTF-8 (at byte {}); it was discarded",
+                        e.valid_up_to()
+                    ));
                     driver.write(&answer(&Value::Null, Err(e)));
                     continue;
                 }
-                Ok(Some(Ok(()))) => match std::str::from_utf8(&line) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        let e = DriverError::read(format!(
-                            "request line is not valid UTF-8 (at byte {}); it was discarded",
-                            e.valid_up_to()
-                        ));
-                        driver.write(&answer(&Value::Null, Err(e)));
-                        continue;
-                    }
-                },
-            };
+            },
+        };
         let text = text.trim_end_matches('\r');
         if text.trim().is_empty() {
             continue;

@@ -1,0 +1,95 @@
+//! Newline-delimited input for every protocol front end (the socket server,
+//! the driver, the MCP server): one line at a time, never holding more than
+//! the limit of it, so a client cannot make us buffer without bound.
+
+use std::io::{self, BufRead};
+
+/// One line read by [`read_bounded_line`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// The line is in the buffer, without its `\n`.
+    Text,
+    /// The line was longer than the limit: consumed, discarded, and this
+    /// many bytes long (at least).
+    TooLong(usize),
+}
+
+/// Read one `\n`-terminated line of at most `max` bytes into `buf`. A final
+/// line without a newline counts as a line; `None` at end of input.
+pub fn read_bounded_line(
+    r: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<Option<Line>> {
+    buf.clear();
+    let mut seen = 0usize;
+    let mut too_long = false;
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok(match (seen, too_long) {
+                (0, _) => None,
+                (_, true) => Some(Line::TooLong(seen)),
+                (_, false) => Some(Line::Text),
+            });
+        }
+        let (chunk, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (&avail[..i], Some(i + 1)),
+            None => (avail, None),
+        };
+        seen += chunk.len();
+        if too_long || buf.len() + chunk.len() > max {
+            too_long = true;
+            *buf = Vec::new();
+        } else {
+            buf.extend_from_slice(chunk);
+        }
+        let used = done.unwrap_or(avail.len());
+        r.consume(used);
+        if done.is_some() {
+            return Ok(Some(if too_long {
+                Line::TooLong(seen)
+            } else {
+                Line::Text
+            }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::BufReader;
+
+    #[test]
+    fn long_lines_are_refused_without_being_held() {
+        let data = format!("{}\n{{\"ok\":1}}\n\nlast", "x".repeat(100));
+        let mut r = BufReader::with_capacity(8, data.as_bytes());
+        let mut buf = Vec::new();
+        assert_eq!(
+            read_bounded_line(&mut r, &mut buf, 10).unwrap(),
+            Some(Line::TooLong(100))
+        );
+        assert!(buf.capacity() < 100);
+        assert_eq!(
+            read_bounded_line(&mut r, &mut buf, 10).unwrap(),
+            Some(Line::Text)
+        );
+        assert_eq!(buf, b"{\"ok\":1}");
+        assert_eq!(
+            read_bounded_line(&mut r, &mut buf, 10).unwrap(),
+            Some(Line::Text)
+        );
+        assert_eq!(buf, b"");
+        assert_eq!(
+            read_bounded_line(&mut r, &mut buf, 10).unwrap(),
+            Some(Line::Text)
+        );
+        assert_eq!(buf, b"last");
+        assert_eq!(read_bounded_line(&mut r, &mut buf, 10).unwrap(), None);
+    }
+}
