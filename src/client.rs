@@ -52,6 +52,11 @@ impl Client {
     }
 
     fn find(&self) -> Result<Found, CallError> {
+        // Never talk to a socket in a directory someone else could have
+        // put it in: the same check the daemon makes before it binds.
+        if std::fs::symlink_metadata(&self.dir).is_ok() {
+            server::check_private_dir(&self.dir).map_err(CallError::local)?;
+        }
         let sock = server::socket_path(&self.dir);
         match UnixStream::connect(&sock) {
             Ok(s) => Ok(Found::Running(s)),

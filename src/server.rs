@@ -54,6 +54,12 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), String> {
         Ok(()) | Err(rustix::io::Errno::EXIST) => {}
         Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
     }
+    check_private_dir(dir)
+}
+
+/// Refuse a runtime directory that is a symlink (or not a directory), is
+/// not ours, or is open to group or others; the error says how to fix it.
+pub fn check_private_dir(dir: &Path) -> Result<(), String> {
     let meta = std::fs::symlink_metadata(dir)
         .map_err(|e| format!("cannot inspect {}: {e}", dir.display()))?;
     let me = rustix::process::getuid().as_raw();
@@ -269,7 +275,7 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 
 /// Read one line of at most `max` bytes. A longer line is consumed and
 /// discarded without being held whole, and reported as `Err(len_seen)`.
-pub(crate) fn read_bounded_line(
+pub fn read_bounded_line(
     r: &mut impl BufRead,
     buf: &mut Vec<u8>,
     max: usize,
@@ -306,6 +312,35 @@ pub(crate) fn read_bounded_line(
     }
 }
 
+/// The answer to one line as [`read_bounded_line`] read it (`Err(len)`: too
+/// long) on an authenticated connection; `None` for a blank line. Every
+/// failure is a JSON-RPC error response and the connection goes on.
+pub fn answer_line(line: Result<&[u8], usize>, ctx: &Ctx) -> Option<(String, After)> {
+    match line {
+        Err(len) => Some((
+            rpc::response(
+                &serde_json::Value::Null,
+                Err(RpcError::new(
+                    rpc::INVALID_REQUEST,
+                    format!(
+                        "Invalid request: line of {len}+ bytes exceeds the limit of {} bytes; it was discarded",
+                        limits::MAX_LINE_BYTES
+                    ),
+                )),
+            ),
+            After::Continue,
+        )),
+        Ok(bytes) => {
+            let text = String::from_utf8_lossy(bytes);
+            let text = text.trim_end_matches('\r');
+            if text.trim().is_empty() {
+                return None;
+            }
+            Some(rpc::handle(text, ctx))
+        }
+    }
+}
+
 fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str>) -> After {
     let Ok(reader) = conn.reader() else {
         return After::Continue;
@@ -319,43 +354,40 @@ fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str
     let ctx = Ctx { manager, serve };
     let mut line = Vec::new();
     loop {
-        let resp = match read_bounded_line(&mut reader, &mut line, limits::MAX_LINE_BYTES) {
+        let read = match read_bounded_line(&mut reader, &mut line, limits::MAX_LINE_BYTES) {
             Ok(None) | Err(_) => return After::Continue,
-            Ok(Some(Err(len))) => rpc::response(
-                &serde_json::Value::Null,
-                Err(RpcError::new(
-                    rpc::INVALID_REQUEST,
-                    format!(
-                        "Invalid request: line of {len}+ bytes exceeds the limit of {} bytes",
-                        limits::MAX_LINE_BYTES
-                    ),
-                )),
-            ),
-            Ok(Some(Ok(()))) => {
-                let text = String::from_utf8_lossy(&line);
-                let text = text.trim_end_matches('\r');
-                if text.trim().is_empty() {
-                    continue;
-                }
-                if !authed {
-                    match authenticate(text, token.unwrap_or_default()) {
-                        Ok(resp) => {
-                            authed = true;
-                            resp
-                        }
-                        Err(resp) => {
-                            let _ = conn.write_line(&resp);
-                            return After::Continue;
-                        }
-                    }
-                } else {
-                    let (resp, after) = rpc::handle(text, &ctx);
-                    if after == After::Exit {
-                        let _ = conn.write_line(&resp);
-                        return After::Exit;
-                    }
+            Ok(Some(r)) => r.map(|()| line.as_slice()),
+        };
+        let resp = if !authed {
+            let Ok(bytes) = read else {
+                // An unauthenticated peer gets nothing but the refusal.
+                let _ = conn.write_line(&auth_failure(&serde_json::Value::Null));
+                return After::Continue;
+            };
+            let text = String::from_utf8_lossy(bytes);
+            let text = text.trim_end_matches('\r');
+            if text.trim().is_empty() {
+                continue;
+            }
+            match authenticate(text, token.unwrap_or_default()) {
+                Ok(resp) => {
+                    authed = true;
                     resp
                 }
+                Err(resp) => {
+                    // A failed authentication closes the connection.
+                    let _ = conn.write_line(&resp);
+                    return After::Continue;
+                }
+            }
+        } else {
+            match answer_line(read, &ctx) {
+                None => continue,
+                Some((resp, After::Exit)) => {
+                    let _ = conn.write_line(&resp);
+                    return After::Exit;
+                }
+                Some((resp, After::Continue)) => resp,
             }
         };
         if conn.write_line(&resp).is_err() {
@@ -364,18 +396,19 @@ fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str
     }
 }
 
+fn auth_failure(id: &serde_json::Value) -> String {
+    rpc::response(
+        id,
+        Err(RpcError::new(
+            rpc::SERVER_ERROR,
+            "authentication required: send {\"jsonrpc\":\"2.0\",\"method\":\"auth\",\"params\":{\"token\":\"...\"},\"id\":0} first",
+        )),
+    )
+}
+
 /// The first request on a token-protected TCP connection must be
 /// `{"method":"auth","params":{"token":"..."}}`; anything else closes it.
 fn authenticate(line: &str, token: &str) -> Result<String, String> {
-    let fail = |id: &serde_json::Value| {
-        rpc::response(
-            id,
-            Err(RpcError::new(
-                rpc::SERVER_ERROR,
-                "authentication required: send {\"jsonrpc\":\"2.0\",\"method\":\"auth\",\"params\":{\"token\":\"...\"},\"id\":0} first",
-            )),
-        )
-    };
     let req = rpc::parse(line)?;
     let given = req
         .params
@@ -385,7 +418,7 @@ fn authenticate(line: &str, token: &str) -> Result<String, String> {
     if req.method == "auth" && same_secret(given.as_bytes(), token.as_bytes()) {
         Ok(rpc::response(&req.id, Ok(serde_json::json!({}))))
     } else {
-        Err(fail(&req.id))
+        Err(auth_failure(&req.id))
     }
 }
 
