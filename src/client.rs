@@ -51,7 +51,9 @@ impl Client {
         &self.dir
     }
 
-    fn find(&self) -> Result<Found, CallError> {
+    /// Look for a running daemon; `Err` when its directory is unsafe or
+    /// its socket cannot be reached for another reason.
+    pub fn find(&self) -> Result<Found, CallError> {
         // Never talk to a socket in a directory someone else could have
         // put it in: the same check the daemon makes before it binds.
         if std::fs::symlink_metadata(&self.dir).is_ok() {

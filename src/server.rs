@@ -126,6 +126,43 @@ impl Conn {
             Conn::Tcp(s) => Box::new(s.try_clone()?),
         })
     }
+    fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Conn::Unix(s) => s.set_write_timeout(t),
+            Conn::Tcp(s) => s.set_write_timeout(t),
+        }
+    }
+    fn shutdown_write(&self) -> io::Result<()> {
+        match self {
+            Conn::Unix(s) => s.shutdown(std::net::Shutdown::Write),
+            Conn::Tcp(s) => s.shutdown(std::net::Shutdown::Write),
+        }
+    }
+    /// Read and drop input until the peer closes, `limit` passes or `max`
+    /// bytes came.
+    fn drain(&mut self, limit: Duration, max: usize) {
+        let deadline = Instant::now() + limit;
+        let mut buf = [0u8; 4096];
+        let mut seen = 0;
+        while seen < max {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let r = match self {
+                Conn::Unix(s) => s
+                    .set_read_timeout(Some(left))
+                    .and_then(|()| s.read(&mut buf)),
+                Conn::Tcp(s) => s
+                    .set_read_timeout(Some(left))
+                    .and_then(|()| s.read(&mut buf)),
+            };
+            match r {
+                Ok(0) | Err(_) => return,
+                Ok(n) => seen += n,
+            }
+        }
+    }
     fn write_line(&mut self, line: &str) -> io::Result<()> {
         let mut buf = Vec::with_capacity(line.len() + 1);
         buf.extend_from_slice(line.as_bytes());
@@ -144,6 +181,7 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
     let (wake_rx, wake_tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     let wake_tx = Arc::new(wake_tx);
     let active = Arc::new(AtomicUsize::new(0));
+    let refusing = Arc::new(AtomicUsize::new(0));
     let exit_now = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let me = rustix::process::getuid();
     let mut idle_since = Instant::now();
@@ -207,6 +245,7 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
                         refuse(
                             Conn::Unix(s),
                             "permission denied: this daemon serves only its owner's uid",
+                            &refusing,
                         );
                         continue;
                     }
@@ -222,7 +261,11 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
         if active.load(Ordering::SeqCst) >= limits::MAX_CONNECTIONS {
             refuse(
                 conn,
-                &format!("too many connections (at most {})", limits::MAX_CONNECTIONS),
+                &format!(
+                    "too many connections (at most {}); close one and retry",
+                    limits::MAX_CONNECTIONS
+                ),
+                &refusing,
             );
             continue;
         }
@@ -256,12 +299,36 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
     Ok(())
 }
 
-fn refuse(mut conn: Conn, msg: &str) {
+/// Tell a refused peer why, then close. Closing a Unix socket with unread
+/// input resets it, and the peer would see "connection reset" instead of
+/// the reason: so the refusal lingers on a small thread that drains what
+/// the peer sends (bounded in bytes and time) before closing; past
+/// [`limits::MAX_REFUSING`] at once, refusals close at once.
+fn refuse(mut conn: Conn, msg: &str, refusing: &Arc<AtomicUsize>) {
     let line = rpc::response(
         &serde_json::Value::Null,
         Err(RpcError::new(rpc::SERVER_ERROR, msg)),
     );
-    let _ = conn.write_line(&line);
+    let _ = conn.set_write_timeout(Some(limits::REFUSE_LINGER));
+    if conn.write_line(&line).is_err() {
+        return;
+    }
+    let _ = conn.shutdown_write();
+    if refusing.fetch_add(1, Ordering::SeqCst) >= limits::MAX_REFUSING {
+        refusing.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
+    let count = Arc::clone(refusing);
+    let spawned = std::thread::Builder::new()
+        .name("rpc-refuse".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            conn.drain(limits::REFUSE_LINGER, limits::MAX_LINE_BYTES);
+            count.fetch_sub(1, Ordering::SeqCst);
+        });
+    if spawned.is_err() {
+        refusing.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Compare secrets without an early exit that would leak a prefix's length.
@@ -361,7 +428,13 @@ fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str
         let resp = if !authed {
             let Ok(bytes) = read else {
                 // An unauthenticated peer gets nothing but the refusal.
-                let _ = conn.write_line(&auth_failure(&serde_json::Value::Null));
+                if conn
+                    .write_line(&auth_failure(&serde_json::Value::Null))
+                    .is_ok()
+                    && conn.shutdown_write().is_ok()
+                {
+                    conn.drain(limits::REFUSE_LINGER, limits::MAX_LINE_BYTES);
+                }
                 return After::Continue;
             };
             let text = String::from_utf8_lossy(bytes);
@@ -375,8 +448,11 @@ fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str
                     resp
                 }
                 Err(resp) => {
-                    // A failed authentication closes the connection.
-                    let _ = conn.write_line(&resp);
+                    // A failed authentication closes the connection, once
+                    // the peer could read why (see `refuse`).
+                    if conn.write_line(&resp).is_ok() && conn.shutdown_write().is_ok() {
+                        conn.drain(limits::REFUSE_LINGER, limits::MAX_LINE_BYTES);
+                    }
                     return After::Continue;
                 }
             }
