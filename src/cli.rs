@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use lexopt::ValueExt;
 use serde_json::{json, Map, Value};
 
-use crate::client::{CallError, Client};
+use crate::client::{CallError, Client, Found};
 use crate::limits;
 use crate::session::Exit;
 use crate::status::{self, State};
@@ -492,10 +492,10 @@ fn list(p: &mut lexopt::Parser) -> Result<(), Failure> {
         }
     }
     let client = Client::new();
-    let r = match client.connect() {
-        Ok(s) => Client::call_on(s, "pty/list", json!({}))?,
+    let r = match client.find()? {
+        Found::Running(s) => Client::call_on(s, "pty/list", json!({}))?,
         // No daemon: no sessions, which is not an error for `list`.
-        Err(_) => json!({"sessions": []}),
+        Found::Absent { .. } => json!({"sessions": []}),
     };
     if c.json {
         println!("{r}");

@@ -51,7 +51,14 @@ impl Client {
         &self.dir
     }
 
-    fn find(&self) -> Result<Found, CallError> {
+    /// Look for a running daemon; `Err` when its directory is unsafe or
+    /// its socket cannot be reached for another reason.
+    pub fn find(&self) -> Result<Found, CallError> {
+        // Never talk to a socket in a directory someone else could have
+        // put it in: the same check the daemon makes before it binds.
+        if std::fs::symlink_metadata(&self.dir).is_ok() {
+            server::check_private_dir(&self.dir).map_err(CallError::local)?;
+        }
         let sock = server::socket_path(&self.dir);
         match UnixStream::connect(&sock) {
             Ok(s) => Ok(Found::Running(s)),

@@ -17,6 +17,12 @@ pub const DEFAULT_ROWS: u16 = 30;
 pub const MAX_SESSIONS: usize = 256;
 /// Client connections one daemon serves at once.
 pub const MAX_CONNECTIONS: usize = 128;
+/// Refused connections (another uid, too many connections) being told why
+/// at once; more are closed without a word.
+pub const MAX_REFUSING: usize = 8;
+/// How long a refused connection may linger so that its peer reads the
+/// reason (its unread input is drained meanwhile).
+pub const REFUSE_LINGER: Duration = Duration::from_secs(2);
 /// Longest request line; a longer one is refused without being buffered whole.
 pub const MAX_LINE_BYTES: usize = 4 << 20;
 /// Driver requests (seed 003) being answered at once, each on its own thread.

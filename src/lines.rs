@@ -4,23 +4,15 @@
 
 use std::io::{self, BufRead};
 
-/// One line read by [`read_bounded_line`].
-#[derive(Debug, PartialEq, Eq)]
-pub enum Line {
-    /// The line is in the buffer, without its `\n`.
-    Text,
-    /// The line was longer than the limit: consumed, discarded, and this
-    /// many bytes long (at least).
-    TooLong(usize),
-}
-
-/// Read one `\n`-terminated line of at most `max` bytes into `buf`. A final
-/// line without a newline counts as a line; `None` at end of input.
+/// Read one `\n`-terminated line of at most `max` bytes into `buf`:
+/// `Some(Ok(()))` with the line (without its `\n`) in `buf`, `Some(Err(len))`
+/// for a longer line, which was consumed and discarded without being held
+/// whole, `None` at end of input. A final line without a newline counts.
 pub fn read_bounded_line(
     r: &mut impl BufRead,
     buf: &mut Vec<u8>,
     max: usize,
-) -> io::Result<Option<Line>> {
+) -> io::Result<Option<Result<(), usize>>> {
     buf.clear();
     let mut seen = 0usize;
     let mut too_long = false;
@@ -33,8 +25,8 @@ pub fn read_bounded_line(
         if avail.is_empty() {
             return Ok(match (seen, too_long) {
                 (0, _) => None,
-                (_, true) => Some(Line::TooLong(seen)),
-                (_, false) => Some(Line::Text),
+                (_, true) => Some(Err(seen)),
+                (_, false) => Some(Ok(())),
             });
         }
         let (chunk, done) = match avail.iter().position(|&b| b == b'\n') {
@@ -51,11 +43,7 @@ pub fn read_bounded_line(
         let used = done.unwrap_or(avail.len());
         r.consume(used);
         if done.is_some() {
-            return Ok(Some(if too_long {
-                Line::TooLong(seen)
-            } else {
-                Line::Text
-            }));
+            return Ok(Some(if too_long { Err(seen) } else { Ok(()) }));
         }
     }
 }
@@ -72,22 +60,22 @@ mod tests {
         let mut buf = Vec::new();
         assert_eq!(
             read_bounded_line(&mut r, &mut buf, 10).unwrap(),
-            Some(Line::TooLong(100))
+            Some(Err(100))
         );
         assert!(buf.capacity() < 100);
         assert_eq!(
             read_bounded_line(&mut r, &mut buf, 10).unwrap(),
-            Some(Line::Text)
+            Some(Ok(()))
         );
         assert_eq!(buf, b"{\"ok\":1}");
         assert_eq!(
             read_bounded_line(&mut r, &mut buf, 10).unwrap(),
-            Some(Line::Text)
+            Some(Ok(()))
         );
         assert_eq!(buf, b"");
         assert_eq!(
             read_bounded_line(&mut r, &mut buf, 10).unwrap(),
-            Some(Line::Text)
+            Some(Ok(()))
         );
         assert_eq!(buf, b"last");
         assert_eq!(read_bounded_line(&mut r, &mut buf, 10).unwrap(), None);

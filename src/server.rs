@@ -16,7 +16,6 @@ use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::fs::{FlockOperation, Mode};
 
 use crate::limits;
-use crate::lines::{read_bounded_line, Line};
 use crate::manager::Manager;
 use crate::rpc::{self, After, Ctx, RpcError};
 
@@ -55,6 +54,12 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), String> {
         Ok(()) | Err(rustix::io::Errno::EXIST) => {}
         Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
     }
+    check_private_dir(dir)
+}
+
+/// Refuse a runtime directory that is a symlink (or not a directory), is
+/// not ours, or is open to group or others; the error says how to fix it.
+pub fn check_private_dir(dir: &Path) -> Result<(), String> {
     let meta = std::fs::symlink_metadata(dir)
         .map_err(|e| format!("cannot inspect {}: {e}", dir.display()))?;
     let me = rustix::process::getuid().as_raw();
@@ -121,6 +126,43 @@ impl Conn {
             Conn::Tcp(s) => Box::new(s.try_clone()?),
         })
     }
+    fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Conn::Unix(s) => s.set_write_timeout(t),
+            Conn::Tcp(s) => s.set_write_timeout(t),
+        }
+    }
+    fn shutdown_write(&self) -> io::Result<()> {
+        match self {
+            Conn::Unix(s) => s.shutdown(std::net::Shutdown::Write),
+            Conn::Tcp(s) => s.shutdown(std::net::Shutdown::Write),
+        }
+    }
+    /// Read and drop input until the peer closes, `limit` passes or `max`
+    /// bytes came.
+    fn drain(&mut self, limit: Duration, max: usize) {
+        let deadline = Instant::now() + limit;
+        let mut buf = [0u8; 4096];
+        let mut seen = 0;
+        while seen < max {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let r = match self {
+                Conn::Unix(s) => s
+                    .set_read_timeout(Some(left))
+                    .and_then(|()| s.read(&mut buf)),
+                Conn::Tcp(s) => s
+                    .set_read_timeout(Some(left))
+                    .and_then(|()| s.read(&mut buf)),
+            };
+            match r {
+                Ok(0) | Err(_) => return,
+                Ok(n) => seen += n,
+            }
+        }
+    }
     fn write_line(&mut self, line: &str) -> io::Result<()> {
         let mut buf = Vec::with_capacity(line.len() + 1);
         buf.extend_from_slice(line.as_bytes());
@@ -139,6 +181,7 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
     let (wake_rx, wake_tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     let wake_tx = Arc::new(wake_tx);
     let active = Arc::new(AtomicUsize::new(0));
+    let refusing = Arc::new(AtomicUsize::new(0));
     let exit_now = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let me = rustix::process::getuid();
     let mut idle_since = Instant::now();
@@ -203,6 +246,7 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
                         refuse(
                             Conn::Unix(s),
                             "permission denied: this daemon serves only its owner's uid",
+                            &refusing,
                         );
                         continue;
                     }
@@ -218,7 +262,11 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
         if active.load(Ordering::SeqCst) >= limits::MAX_CONNECTIONS {
             refuse(
                 conn,
-                &format!("too many connections (at most {})", limits::MAX_CONNECTIONS),
+                &format!(
+                    "too many connections (at most {}); close one and retry",
+                    limits::MAX_CONNECTIONS
+                ),
+                &refusing,
             );
             continue;
         }
@@ -267,12 +315,36 @@ fn pending_connection(listener: &Listener) -> bool {
     matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
 }
 
-fn refuse(mut conn: Conn, msg: &str) {
+/// Tell a refused peer why, then close. Closing a Unix socket with unread
+/// input resets it, and the peer would see "connection reset" instead of
+/// the reason: so the refusal lingers on a small thread that drains what
+/// the peer sends (bounded in bytes and time) before closing; past
+/// [`limits::MAX_REFUSING`] at once, refusals close at once.
+fn refuse(mut conn: Conn, msg: &str, refusing: &Arc<AtomicUsize>) {
     let line = rpc::response(
         &serde_json::Value::Null,
         Err(RpcError::new(rpc::SERVER_ERROR, msg)),
     );
-    let _ = conn.write_line(&line);
+    let _ = conn.set_write_timeout(Some(limits::REFUSE_LINGER));
+    if conn.write_line(&line).is_err() {
+        return;
+    }
+    let _ = conn.shutdown_write();
+    if refusing.fetch_add(1, Ordering::SeqCst) >= limits::MAX_REFUSING {
+        refusing.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
+    let count = Arc::clone(refusing);
+    let spawned = std::thread::Builder::new()
+        .name("rpc-refuse".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            conn.drain(limits::REFUSE_LINGER, limits::MAX_LINE_BYTES);
+            count.fetch_sub(1, Ordering::SeqCst);
+        });
+    if spawned.is_err() {
+        refusing.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Compare secrets without an early exit that would leak a prefix's length.
@@ -282,6 +354,37 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
         diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0xff);
     }
     diff == 0
+}
+
+pub use crate::lines::read_bounded_line;
+
+/// The answer to one line as [`read_bounded_line`] read it (`Err(len)`: too
+/// long) on an authenticated connection; `None` for a blank line. Every
+/// failure is a JSON-RPC error response and the connection goes on.
+pub fn answer_line(line: Result<&[u8], usize>, ctx: &Ctx) -> Option<(String, After)> {
+    match line {
+        Err(len) => Some((
+            rpc::response(
+                &serde_json::Value::Null,
+                Err(RpcError::new(
+                    rpc::INVALID_REQUEST,
+                    format!(
+                        "Invalid request: line of {len}+ bytes exceeds the limit of {} bytes; it was discarded",
+                        limits::MAX_LINE_BYTES
+                    ),
+                )),
+            ),
+            After::Continue,
+        )),
+        Ok(bytes) => {
+            let text = String::from_utf8_lossy(bytes);
+            let text = text.trim_end_matches('\r');
+            if text.trim().is_empty() {
+                return None;
+            }
+            Some(rpc::handle(text, ctx))
+        }
+    }
 }
 
 fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str>) -> After {
@@ -297,43 +400,49 @@ fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str
     let ctx = Ctx { manager, serve };
     let mut line = Vec::new();
     loop {
-        let resp = match read_bounded_line(&mut reader, &mut line, limits::MAX_LINE_BYTES) {
+        let read = match read_bounded_line(&mut reader, &mut line, limits::MAX_LINE_BYTES) {
             Ok(None) | Err(_) => return After::Continue,
-            Ok(Some(Line::TooLong(len))) => rpc::response(
-                &serde_json::Value::Null,
-                Err(RpcError::new(
-                    rpc::INVALID_REQUEST,
-                    format!(
-                        "Invalid request: line of {len}+ bytes exceeds the limit of {} bytes",
-                        limits::MAX_LINE_BYTES
-                    ),
-                )),
-            ),
-            Ok(Some(Line::Text)) => {
-                let text = String::from_utf8_lossy(&line);
-                let text = text.trim_end_matches('\r');
-                if text.trim().is_empty() {
-                    continue;
+            Ok(Some(r)) => r.map(|()| line.as_slice()),
+        };
+        let resp = if !authed {
+            let Ok(bytes) = read else {
+                // An unauthenticated peer gets nothing but the refusal.
+                if conn
+                    .write_line(&auth_failure(&serde_json::Value::Null))
+                    .is_ok()
+                    && conn.shutdown_write().is_ok()
+                {
+                    conn.drain(limits::REFUSE_LINGER, limits::MAX_LINE_BYTES);
                 }
-                if !authed {
-                    match authenticate(text, token.unwrap_or_default()) {
-                        Ok(resp) => {
-                            authed = true;
-                            resp
-                        }
-                        Err(resp) => {
-                            let _ = conn.write_line(&resp);
-                            return After::Continue;
-                        }
-                    }
-                } else {
-                    let (resp, after) = rpc::handle(text, &ctx);
-                    if after == After::Exit {
-                        let _ = conn.write_line(&resp);
-                        return After::Exit;
-                    }
+                return After::Continue;
+            };
+            let text = String::from_utf8_lossy(bytes);
+            let text = text.trim_end_matches('\r');
+            if text.trim().is_empty() {
+                continue;
+            }
+            match authenticate(text, token.unwrap_or_default()) {
+                Ok(resp) => {
+                    authed = true;
                     resp
                 }
+                Err(resp) => {
+                    // A failed authentication closes the connection, once
+                    // the peer could read why (see `refuse`).
+                    if conn.write_line(&resp).is_ok() && conn.shutdown_write().is_ok() {
+                        conn.drain(limits::REFUSE_LINGER, limits::MAX_LINE_BYTES);
+                    }
+                    return After::Continue;
+                }
+            }
+        } else {
+            match answer_line(read, &ctx) {
+                None => continue,
+                Some((resp, After::Exit)) => {
+                    let _ = conn.write_line(&resp);
+                    return After::Exit;
+                }
+                Some((resp, After::Continue)) => resp,
             }
         };
         if conn.write_line(&resp).is_err() {
@@ -342,18 +451,19 @@ fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str
     }
 }
 
+fn auth_failure(id: &serde_json::Value) -> String {
+    rpc::response(
+        id,
+        Err(RpcError::new(
+            rpc::SERVER_ERROR,
+            "authentication required: send {\"jsonrpc\":\"2.0\",\"method\":\"auth\",\"params\":{\"token\":\"...\"},\"id\":0} first",
+        )),
+    )
+}
+
 /// The first request on a token-protected TCP connection must be
 /// `{"method":"auth","params":{"token":"..."}}`; anything else closes it.
 fn authenticate(line: &str, token: &str) -> Result<String, String> {
-    let fail = |id: &serde_json::Value| {
-        rpc::response(
-            id,
-            Err(RpcError::new(
-                rpc::SERVER_ERROR,
-                "authentication required: send {\"jsonrpc\":\"2.0\",\"method\":\"auth\",\"params\":{\"token\":\"...\"},\"id\":0} first",
-            )),
-        )
-    };
     let req = rpc::parse(line)?;
     let given = req
         .params
@@ -363,7 +473,7 @@ fn authenticate(line: &str, token: &str) -> Result<String, String> {
     if req.method == "auth" && same_secret(given.as_bytes(), token.as_bytes()) {
         Ok(rpc::response(&req.id, Ok(serde_json::json!({}))))
     } else {
-        Err(fail(&req.id))
+        Err(auth_failure(&req.id))
     }
 }
 

@@ -1040,6 +1040,18 @@ fn write_all(fd: std::os::fd::BorrowedFd<'_>, mut bytes: &[u8], limit: Duration)
                 );
                 let mut fds = [PollFd::from_borrowed_fd(fd.as_fd(), PollFlags::OUT)];
                 let _ = poll(&mut fds, Some(&ts));
+                // Every holder of the terminal is gone (the program exited
+                // mid-write): nobody will ever read the rest, and poll would
+                // only say so again at once, a busy loop until the deadline.
+                if fds[0].revents().intersects(PollFlags::HUP | PollFlags::ERR) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::BrokenPipe,
+                        format!(
+                            "the program's terminal is closed; {} bytes were not sent",
+                            bytes.len()
+                        ),
+                    ));
+                }
             }
             Err(Errno::IO) => {
                 return Err(io::Error::new(

@@ -29,7 +29,6 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use crate::limits;
-use crate::lines::{read_bounded_line, Line};
 use crate::manager::Manager;
 use turns::{Turn, Turns};
 
@@ -300,6 +299,36 @@ fn handle(driver: &Driver, req: Request, mut turn: Turn<'_>) {
     driver.write(&answer(&req.id, result));
 }
 
+/// Decode one line as [`crate::lines::read_bounded_line`] read it
+/// (`Err(len)`: too long): `None` for a blank line, else the request or the
+/// error answer to write. No line ends the protocol.
+pub fn decode(line: Result<&[u8], usize>) -> Option<Result<Request, Value>> {
+    let text = match line {
+        Err(len) => {
+            let e = DriverError::read(format!(
+                "request line of {len}+ bytes exceeds the limit of {} bytes; it was discarded",
+                limits::MAX_LINE_BYTES
+            ));
+            return Some(Err(answer(&Value::Null, Err(e))));
+        }
+        Ok(bytes) => match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let e = DriverError::read(format!(
+                    "request line is not valid UTF-8 (at byte {}); it was discarded",
+                    e.valid_up_to()
+                ));
+                return Some(Err(answer(&Value::Null, Err(e))));
+            }
+        },
+    };
+    let text = text.trim_end_matches('\r');
+    if text.trim().is_empty() {
+        return None;
+    }
+    Some(parse(text).map_err(|(id, e)| answer(&id, Err(e))))
+}
+
 /// `ptybroker driver`: speak the protocol on stdin/stdout until end of input
 /// or `shutdown`.
 pub fn run() -> ! {
@@ -308,41 +337,21 @@ pub fn run() -> ! {
     let mut input = BufReader::with_capacity(64 * 1024, io::stdin());
     let mut line = Vec::new();
     loop {
-        let text = match read_bounded_line(&mut input, &mut line, limits::MAX_LINE_BYTES) {
-            Ok(None) => break,
-            Err(e) => {
-                let e = DriverError::read(format!("cannot read stdin: {e}"));
-                driver.write(&answer(&Value::Null, Err(e)));
-                break;
-            }
-            Ok(Some(Line::TooLong(len))) => {
-                let e = DriverError::read(format!(
-                    "request line of {len}+ bytes exceeds the limit of {} bytes; it was discarded",
-                    limits::MAX_LINE_BYTES
-                ));
-                driver.write(&answer(&Value::Null, Err(e)));
-                continue;
-            }
-            Ok(Some(Line::Text)) => match std::str::from_utf8(&line) {
-                Ok(t) => t,
+        let read =
+            match crate::lines::read_bounded_line(&mut input, &mut line, limits::MAX_LINE_BYTES) {
+                Ok(None) => break,
                 Err(e) => {
-                    let e = DriverError::read(format!(
-                        "request line is not valid UTF-8 (at byte {}); it was discarded",
-                        e.valid_up_to()
-                    ));
+                    let e = DriverError::read(format!("cannot read stdin: {e}"));
                     driver.write(&answer(&Value::Null, Err(e)));
-                    continue;
+                    break;
                 }
-            },
-        };
-        let text = text.trim_end_matches('\r');
-        if text.trim().is_empty() {
-            continue;
-        }
-        let req = match parse(text) {
-            Ok(r) => r,
-            Err((id, e)) => {
-                driver.write(&answer(&id, Err(e)));
+                Ok(Some(r)) => r.map(|()| line.as_slice()),
+            };
+        let req = match decode(read) {
+            None => continue,
+            Some(Ok(r)) => r,
+            Some(Err(answer)) => {
+                driver.write(&answer);
                 continue;
             }
         };

@@ -30,14 +30,13 @@ mod catalog;
 mod tools;
 
 use std::collections::HashMap;
-use std::io::{self, Write};
+use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{json, Map, Value};
 
 use crate::limits;
-use crate::lines::{read_bounded_line, Line};
 
 /// Versions that open with `initialize`, newest first.
 pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -141,33 +140,69 @@ struct Server {
     /// Cancel flags of the tool calls running, by request id (as JSON text,
     /// so `1` and `"1"` differ).
     inflight: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    /// Answer everything in turn on the reading thread ([`answer_bytes`]).
+    inline: bool,
 }
 
 /// Serve MCP on stdin/stdout until stdin closes.
 pub fn serve() -> io::Result<()> {
+    serve_on(
+        &mut io::BufReader::new(io::stdin().lock()),
+        Box::new(io::stdout()),
+        false,
+    );
+    Ok(())
+}
+
+/// Serve `input` as [`serve`] serves stdin, but with every call answered in
+/// turn on this thread, and return the lines written. For fuzzing and
+/// testing the decoder without threads or a terminal.
+pub fn answer_bytes(input: &[u8]) -> Vec<u8> {
+    let out = Arc::new(Mutex::new(Vec::new()));
+    serve_on(&mut &input[..], Box::new(Shared(Arc::clone(&out))), true);
+    let bytes = std::mem::take(&mut *lock(&out));
+    bytes
+}
+
+/// A writer into a buffer someone else holds too.
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        lock(&self.0).extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn serve_on(input: &mut impl BufRead, out: Box<dyn Write + Send>, inline: bool) {
     let server = Arc::new(Server {
         ctx: tools::Ctx::new(),
-        out: Mutex::new(Box::new(io::stdout())),
+        out: Mutex::new(out),
         legacy: Mutex::new(None),
         inflight: Mutex::new(HashMap::new()),
+        inline,
     });
-    let mut input = io::BufReader::new(io::stdin().lock());
     let mut line = Vec::new();
     loop {
-        match read_bounded_line(&mut input, &mut line, limits::MAX_LINE_BYTES) {
-            Ok(Some(Line::Text)) => server.handle_line(&line),
-            Ok(Some(Line::TooLong(_))) => server.send(&error(
+        match crate::lines::read_bounded_line(input, &mut line, limits::MAX_LINE_BYTES) {
+            Ok(Some(Ok(()))) => server.handle_line(&line),
+            Ok(Some(Err(_))) => server.send(&error(
                 &Value::Null,
                 Fault::new(
                     PARSE_ERROR,
-                    format!("message longer than {} bytes", limits::MAX_LINE_BYTES),
+                    format!(
+                        "message longer than {} bytes; it was discarded",
+                        limits::MAX_LINE_BYTES
+                    ),
                 ),
             )),
             Ok(None) | Err(_) => break,
         }
     }
     server.ctx.shutdown();
-    Ok(())
 }
 
 impl Server {
@@ -196,6 +231,16 @@ impl Server {
                     let f = Fault::new(INVALID_REQUEST, "Invalid request: empty batch");
                     return self.send(&error(&Value::Null, f));
                 }
+                if self.inline {
+                    let answers: Vec<Value> = items
+                        .into_iter()
+                        .filter_map(|m| self.handle_message(m, true))
+                        .collect();
+                    if !answers.is_empty() {
+                        self.send(&Value::Array(answers));
+                    }
+                    return;
+                }
                 let me = Arc::clone(self);
                 let spawned =
                     std::thread::Builder::new()
@@ -215,7 +260,7 @@ impl Server {
                 }
             }
             m => {
-                if let Some(answer) = self.handle_message(m, false) {
+                if let Some(answer) = self.handle_message(m, self.inline) {
                     self.send(&answer);
                 }
             }
