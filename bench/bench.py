@@ -176,6 +176,35 @@ def bench_step():
     )
 
 
+# ---- premature returns --------------------------------------------------------
+
+def bench_premature():
+    reps = 5 if QUICK else 20
+    rows = []
+    progs = os.path.join(ROOT, "tests", "programs")
+    for name, script, prompt in [
+        ("print, sleep 1.5 s, print, prompt", "print_sleep_prompt.py", "answer"),
+        ("compute silently 1.5 s, prompt", "compute_then_prompt.py", "computed"),
+    ]:
+        early = {"settle": 0, "quiet 500 ms": 0}
+        for how, extra in [("settle", []), ("quiet 500 ms", ["--quiet-only", "--timeout", "500"])]:
+            pb("start", "--session", "pm", *extra, "--", "python3", os.path.join(progs, script))
+            for _ in range(reps):
+                out = pb("step", "--session", "pm", *extra, "y").stdout
+                if not out.rstrip().split("\n")[-1].startswith(prompt):
+                    early[how] += 1
+                    # Let the program reach its prompt before the next round
+                    # (a step without text and without the window settles).
+                    pb("step", "--session", "pm", check=False)
+            pb("kill-session", "--session", "pm", check=False)
+        rows.append((name, f"{early['settle']} of {reps} steps returned early", f"500 ms quiet window: {early['quiet 500 ms']} of {reps}", "target 0"))
+    section(
+        "Premature returns",
+        rows,
+        "A step that returned before the program's next prompt. The programs are tests/programs/*.py.",
+    )
+
+
 # ---- memory -------------------------------------------------------------------
 
 def bench_memory():
@@ -358,7 +387,7 @@ def main():
     if not shutil.which("tmux"):
         sys.exit("bench needs tmux")
     try:
-        for b in [bench_binary, bench_calls, bench_step, bench_memory, bench_throughput]:
+        for b in [bench_binary, bench_calls, bench_step, bench_premature, bench_memory, bench_throughput]:
             b()
     finally:
         stop_all()
