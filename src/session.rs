@@ -765,7 +765,7 @@ impl KernelCheck {
         if framing || !st.answers.is_empty() {
             return Due::Never;
         }
-        let quiet_at = st.last_output.max(st.last_input) + limits::SETTLE_DEBOUNCE;
+        let quiet_at = st.last_output.max(st.last_input) + limits::SETTLE_FIRST_LOOK;
         let at = self.next.map_or(quiet_at, |n| n.max(quiet_at));
         if now >= at {
             Due::Now
