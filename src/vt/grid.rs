@@ -214,28 +214,33 @@ pub(crate) struct Line {
     pub wrapped: bool,
 }
 
-/// Append `c` as UTF-8: fixed-size appends per length, which compile to
-/// plain stores (`encode_utf8` and a slice copy call `memcpy`).
+/// Write `c` as UTF-8 at `buf[pos..]`, which has room for four bytes (else
+/// nothing is written); returns its length. Plain stores, where
+/// `encode_utf8` would check the room and call `memcpy`.
 #[inline]
-fn push_utf8(v: &mut Vec<u8>, c: char) {
+fn put_utf8(buf: &mut [u8], pos: usize, c: char) -> usize {
+    let Some(w) = buf.get_mut(pos..pos + 4) else {
+        return 0;
+    };
     let c = c as u32;
     if c < 0x80 {
-        v.push(c as u8);
+        w[0] = c as u8;
+        1
     } else if c < 0x800 {
-        v.extend_from_slice(&[0xc0 | (c >> 6) as u8, 0x80 | (c & 0x3f) as u8]);
+        w[0] = 0xc0 | (c >> 6) as u8;
+        w[1] = 0x80 | (c & 0x3f) as u8;
+        2
     } else if c < 0x10000 {
-        v.extend_from_slice(&[
-            0xe0 | (c >> 12) as u8,
-            0x80 | ((c >> 6) & 0x3f) as u8,
-            0x80 | (c & 0x3f) as u8,
-        ]);
+        w[0] = 0xe0 | (c >> 12) as u8;
+        w[1] = 0x80 | ((c >> 6) & 0x3f) as u8;
+        w[2] = 0x80 | (c & 0x3f) as u8;
+        3
     } else {
-        v.extend_from_slice(&[
-            0xf0 | (c >> 18) as u8,
-            0x80 | ((c >> 12) & 0x3f) as u8,
-            0x80 | ((c >> 6) & 0x3f) as u8,
-            0x80 | (c & 0x3f) as u8,
-        ]);
+        w[0] = 0xf0 | (c >> 18) as u8;
+        w[1] = 0x80 | ((c >> 12) & 0x3f) as u8;
+        w[2] = 0x80 | ((c >> 6) & 0x3f) as u8;
+        w[3] = 0x80 | (c & 0x3f) as u8;
+        4
     }
 }
 
@@ -262,11 +267,19 @@ impl Line {
             };
         }
         let Scratch { text, runs } = scratch;
-        text.clear();
         runs.clear();
+        // Room for every cell and mark at four bytes each: encoding then
+        // writes into a slice, with no capacity check per character.
+        text.clear();
+        text.resize((n + row.marks.len()) * 4, 0);
+        let mut pos = 0;
         let mut pen = cells.first().map(Cell::pen).unwrap_or_default();
         let mut len = 0u16;
-        let marks = !row.marks.is_empty();
+        // Marks are kept in the order they were written, which is by column
+        // unless a program went back; then each cell looks at all of them.
+        let marks = &row.marks[..];
+        let sorted = marks.windows(2).all(|w| w[0].0 <= w[1].0);
+        let mut next_mark = 0;
         for (i, cell) in cells.iter().enumerate() {
             let p = cell.pen();
             if p != pen {
@@ -278,11 +291,24 @@ impl Line {
             if cell.flags & SPACER != 0 {
                 continue;
             }
-            push_utf8(text, cell.ch);
-            if marks {
-                for &(c, m) in &row.marks {
+            pos += put_utf8(text, pos, cell.ch);
+            if marks.is_empty() {
+                continue;
+            }
+            if sorted {
+                while let Some(&(c, m)) = marks.get(next_mark) {
+                    if c as usize > i {
+                        break;
+                    }
                     if c as usize == i {
-                        push_utf8(text, m);
+                        pos += put_utf8(text, pos, m);
+                    }
+                    next_mark += 1;
+                }
+            } else {
+                for &(c, m) in marks {
+                    if c as usize == i {
+                        pos += put_utf8(text, pos, m);
                     }
                 }
             }
@@ -292,7 +318,7 @@ impl Line {
             runs.push((len, pen));
         }
         Line {
-            text: text.as_slice().into(),
+            text: text[..pos].into(),
             runs: runs.as_slice().into(),
             wrapped: row.wrapped,
         }

@@ -353,26 +353,34 @@ impl Parser {
     /// heavy output is mostly this); anything unusual goes to `byte`.
     /// Returns how many bytes were consumed.
     fn csi_params<P: Perform>(&mut self, perf: &mut P, bytes: &[u8]) -> usize {
+        // The parameter being read stays in locals (registers) until the
+        // sequence ends or something unusual needs the general path.
+        let (mut cur, mut started) = (self.cur, self.cur_started);
         for (i, &b) in bytes.iter().enumerate() {
             match b {
                 b'0'..=b'9' => {
-                    self.param_digit(b);
+                    cur = (cur * 10 + u32::from(b - b'0')).min(u32::from(u16::MAX));
+                    started = true;
                     self.state = State::CsiParam;
                 }
                 b';' => {
+                    self.cur = cur;
                     self.param_end(false);
+                    (cur, started) = (0, false);
                     self.state = State::CsiParam;
                 }
-                0x40..=0x7e => {
-                    self.csi_dispatch(perf, b);
-                    return i + 1;
-                }
                 _ => {
-                    self.byte(perf, b);
+                    (self.cur, self.cur_started) = (cur, started);
+                    if (0x40..=0x7e).contains(&b) {
+                        self.csi_dispatch(perf, b);
+                    } else {
+                        self.byte(perf, b);
+                    }
                     return i + 1;
                 }
             }
         }
+        (self.cur, self.cur_started) = (cur, started);
         bytes.len()
     }
 
