@@ -229,9 +229,20 @@ fn throughput() {
         ("fullscreen", full_screen),
         ("unicode", unicode_text),
     ];
+    // VT_BENCH_DUMP=DIR writes each input to DIR/NAME.bin (for `ptybroker
+    // render` under perf stat) instead of measuring.
+    let dump = std::env::var_os("VT_BENCH_DUMP");
     for (name, make) in inputs {
         if only.is_empty() || only == name {
-            measure(name, &make());
+            match &dump {
+                Some(dir) => {
+                    let path = std::path::Path::new(dir).join(format!("{name}.bin"));
+                    std::fs::write(&path, make()).expect("write the input");
+                }
+                None => {
+                    measure(name, &make());
+                }
+            }
         }
     }
 }
