@@ -69,7 +69,6 @@
 //! must count as waiting, looks the same: a poll on the terminal with a
 //! timeout).
 
-
 use std::fmt;
 use std::os::fd::BorrowedFd;
 use std::path::Path;
