@@ -385,3 +385,105 @@ fn an_mcp_wait_never_blocks_past_its_cap() {
     drop(stdin);
     let _ = child.wait();
 }
+
+/// `n` bytes as the man page writes them.
+fn mib(n: usize) -> String {
+    assert_eq!(n % (1 << 20), 0, "{n} is not whole MiB");
+    format!("{} MiB", n >> 20)
+}
+
+fn secs(d: Duration) -> String {
+    format!("{} s", d.as_secs())
+}
+
+#[test]
+fn the_man_page_lists_every_limit_with_its_value() {
+    let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/ptybroker.1"))
+        .expect("man page");
+    let section =
+        &man[man.find(".Sh LIMITS").expect("LIMITS")..man.find(".Sh FILES").expect("FILES")];
+    let section = section.replace('\n', " ");
+    assert_eq!(
+        limits::MAX_WAIT,
+        Duration::from_secs(3600),
+        "the page says one hour"
+    );
+    let want = [
+        (
+            "TRANSCRIPT_BYTES",
+            format!("{} of output per session", mib(limits::TRANSCRIPT_BYTES)),
+        ),
+        (
+            "SCROLLBACK_LINES",
+            format!("{} lines per session", limits::SCROLLBACK_LINES),
+        ),
+        (
+            "COLS",
+            format!("{} to {} columns", limits::COLS.0, limits::COLS.1),
+        ),
+        (
+            "ROWS",
+            format!("{} to {} rows", limits::ROWS.0, limits::ROWS.1),
+        ),
+        (
+            "MAX_SESSIONS",
+            format!("{} per process", limits::MAX_SESSIONS),
+        ),
+        (
+            "MAX_CONNECTIONS",
+            format!("{} at once per daemon", limits::MAX_CONNECTIONS),
+        ),
+        (
+            "MAX_DRIVER_REQUESTS",
+            format!("{} answered at once", limits::MAX_DRIVER_REQUESTS),
+        ),
+        (
+            "MAX_LINE_BYTES",
+            format!("{}; a longer line is refused", mib(limits::MAX_LINE_BYTES)),
+        ),
+        (
+            "MAX_WRITE_BYTES",
+            format!("{} of input per request", mib(limits::MAX_WRITE_BYTES)),
+        ),
+        (
+            "WRITE_TIMEOUT",
+            format!("reads none of it for {} fails", secs(limits::WRITE_TIMEOUT)),
+        ),
+        ("MAX_WAIT", "at most one hour".to_string()),
+        (
+            "MCP_MAX_WAIT",
+            format!("at most {}", secs(limits::MCP_MAX_WAIT)),
+        ),
+        (
+            "MCP_MAX_INFLIGHT",
+            format!("{} tool calls in flight", limits::MCP_MAX_INFLIGHT),
+        ),
+        (
+            "MCP_MAX_CHARS",
+            format!("at most {} of text", mib(limits::MCP_MAX_CHARS)),
+        ),
+        (
+            "MCP_MAX_REPEAT",
+            format!("at most {} times", limits::MCP_MAX_REPEAT),
+        ),
+        (
+            "STOP_GRACE",
+            format!("{} between SIGTERM", secs(limits::STOP_GRACE)),
+        ),
+        (
+            "REFUSE_LINGER",
+            format!("closed within {}", secs(limits::REFUSE_LINGER)),
+        ),
+        (
+            "MAX_REFUSING",
+            format!("at most {} are told at once", limits::MAX_REFUSING),
+        ),
+        (
+            "DAEMON_IDLE_EXIT",
+            format!("exits {} after", secs(limits::DAEMON_IDLE_EXIT)),
+        ),
+    ];
+    for (name, text) in want {
+        assert!(section.contains(&text), "LIMITS lacks {name}: {text:?}");
+    }
+}
