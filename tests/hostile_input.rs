@@ -57,6 +57,7 @@ fn rpc_regressions() {
         let ctx = Ctx {
             manager: &manager,
             serve: false,
+            peer: None,
         };
         let mut r = BufReader::with_capacity(7, &data[..]);
         let mut line = Vec::new();
