@@ -484,10 +484,7 @@ fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str
     let Ok(reader) = conn.reader() else {
         return After::Continue;
     };
-    let _ = match &conn {
-        Conn::Unix(s) => s.set_write_timeout(Some(Duration::from_secs(30))),
-        Conn::Tcp(s) => s.set_write_timeout(Some(Duration::from_secs(30))),
-    };
+    let _ = conn.set_write_timeout(Some(limits::CLIENT_WRITE_TIMEOUT));
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut authed = token.is_none();
     let peer = conn.as_fd().try_clone_to_owned().ok();

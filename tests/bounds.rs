@@ -471,6 +471,13 @@ fn the_man_page_lists_every_limit_with_its_value() {
             format!("{} between SIGTERM", secs(limits::STOP_GRACE)),
         ),
         (
+            "CLIENT_WRITE_TIMEOUT",
+            format!(
+                "does not read for {} closes",
+                secs(limits::CLIENT_WRITE_TIMEOUT)
+            ),
+        ),
+        (
             "REFUSE_LINGER",
             format!("closed within {}", secs(limits::REFUSE_LINGER)),
         ),
