@@ -33,7 +33,7 @@ bench: build
 # Coverage-guided fuzzing (not run in CI): needs a nightly toolchain and
 # `cargo install cargo-fuzz`. FUZZ_SECONDS per target (default 600).
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= vt
+FUZZ_TARGETS ?= vt rpc driver mcp
 fuzz:
 	cd fuzz && for t in $(FUZZ_TARGETS); do \
 	  cargo +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) || exit 1; done

@@ -17,6 +17,9 @@ pub const DEFAULT_ROWS: u16 = 30;
 pub const MAX_SESSIONS: usize = 256;
 /// Client connections one daemon serves at once.
 pub const MAX_CONNECTIONS: usize = 128;
+/// How long an answer may wait for a client that does not read it; then
+/// the connection is closed (the session is never held up meanwhile).
+pub const CLIENT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Refused connections (another uid, too many connections) being told why
 /// at once; more are closed without a word.
 pub const MAX_REFUSING: usize = 8;

@@ -14,6 +14,9 @@ pub fn read_bounded_line(
     max: usize,
 ) -> io::Result<Option<Result<(), usize>>> {
     buf.clear();
+    // One long line must not pin up to `max` bytes for the rest of a
+    // long-lived connection.
+    buf.shrink_to(64 * 1024);
     let mut seen = 0usize;
     let mut too_long = false;
     loop {

@@ -53,6 +53,10 @@ pub struct Ctx<'a> {
     pub manager: &'a Manager,
     /// `serve` mode: one session, and `pty/kill` ends the process.
     pub serve: bool,
+    /// The client's socket: a `pty/wait` ends early once the client has
+    /// hung up, rather than hold its thread and connection for up to
+    /// [`limits::MAX_WAIT`] for nobody.
+    pub peer: Option<std::os::fd::BorrowedFd<'a>>,
 }
 
 /// What the connection does after answering.
@@ -414,7 +418,13 @@ fn wait(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
         }),
         ..Until::default()
     };
+    let watch = ctx.peer.and_then(crate::server::HangupWatch::start);
+    let until = Until {
+        cancel: watch.as_ref().map(|w| w.flag()),
+        ..until
+    };
     let (reason, waited) = s.wait(&until, timeout);
+    drop(watch);
     let mut v = view_json(&ops::screen(&s, Selection::All, Format::Text, false));
     v["matched"] = json!(reason == Reason::Matched);
     v["reason"] = json!(reason.as_str());

@@ -126,6 +126,12 @@ impl Conn {
             Conn::Tcp(s) => Box::new(s.try_clone()?),
         })
     }
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        match self {
+            Conn::Unix(s) => s.as_fd(),
+            Conn::Tcp(s) => s.as_fd(),
+        }
+    }
     fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
         match self {
             Conn::Unix(s) => s.set_write_timeout(t),
@@ -347,6 +353,72 @@ fn refuse(mut conn: Conn, msg: &str, refusing: &Arc<AtomicUsize>) {
     }
 }
 
+/// Watches a client's socket while a request blocks on its behalf, and
+/// raises a flag once the client has hung up for good. Only a full hangup
+/// counts (POLLHUP: on a Unix socket, the peer closed): a client that shut
+/// down only its sending side, or pipelined more requests, still gets its
+/// answer. Over TCP the kernel says POLLHUP only after a reset, so there
+/// the wait's own cap is what bounds it.
+pub struct HangupWatch {
+    flag: Arc<std::sync::atomic::AtomicBool>,
+    /// Dropping it ends the watcher.
+    stop: Option<OwnedFd>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl HangupWatch {
+    /// `None` when no watcher could be started (the request then simply
+    /// runs its course).
+    pub fn start(peer: std::os::fd::BorrowedFd<'_>) -> Option<HangupWatch> {
+        let peer = peer.try_clone_to_owned().ok()?;
+        let (stop_rx, stop_tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).ok()?;
+        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let raised = Arc::clone(&flag);
+        let thread = std::thread::Builder::new()
+            .name("rpc-hangup".into())
+            .stack_size(64 * 1024)
+            .spawn(move || loop {
+                // No events asked for: HUP and ERR are always reported.
+                let mut fds = [
+                    PollFd::new(&peer, PollFlags::empty()),
+                    PollFd::new(&stop_rx, PollFlags::IN),
+                ];
+                match poll(&mut fds, None) {
+                    Ok(_) => {}
+                    Err(rustix::io::Errno::INTR) => continue,
+                    Err(_) => return,
+                }
+                if !fds[1].revents().is_empty() {
+                    return;
+                }
+                if fds[0].revents().intersects(PollFlags::HUP | PollFlags::ERR) {
+                    raised.store(true, Ordering::SeqCst);
+                    return;
+                }
+            })
+            .ok()?;
+        Some(HangupWatch {
+            flag,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Set once the client has gone.
+    pub fn flag(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        Arc::clone(&self.flag)
+    }
+}
+
+impl Drop for HangupWatch {
+    fn drop(&mut self) {
+        self.stop.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Compare secrets without an early exit that would leak a prefix's length.
 fn same_secret(a: &[u8], b: &[u8]) -> bool {
     let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
@@ -391,13 +463,15 @@ fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str
     let Ok(reader) = conn.reader() else {
         return After::Continue;
     };
-    let _ = match &conn {
-        Conn::Unix(s) => s.set_write_timeout(Some(Duration::from_secs(30))),
-        Conn::Tcp(s) => s.set_write_timeout(Some(Duration::from_secs(30))),
-    };
+    let _ = conn.set_write_timeout(Some(limits::CLIENT_WRITE_TIMEOUT));
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut authed = token.is_none();
-    let ctx = Ctx { manager, serve };
+    let peer = conn.as_fd().try_clone_to_owned().ok();
+    let ctx = Ctx {
+        manager,
+        serve,
+        peer: peer.as_ref().map(|p| p.as_fd()),
+    };
     let mut line = Vec::new();
     loop {
         let read = match read_bounded_line(&mut reader, &mut line, limits::MAX_LINE_BYTES) {

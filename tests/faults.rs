@@ -88,12 +88,13 @@ fn clients_that_leave_mid_request_or_write_half_lines_change_nothing() {
         let line = req("pty/list", json!({}), 1);
         s.write_all(&line.as_bytes()[..cut]).expect("write");
     }
-    // A whole request, gone before the answer (a wait that must finish by
-    // itself, and a read whose answer meets a closed socket).
+    // A whole request, gone before the answer: a wait of ten minutes ends
+    // when its client hangs up (or the thread and slot would stay taken),
+    // and a read's answer meets a closed socket.
     for (method, params) in [
         (
             "pty/wait",
-            json!({"session": "keep", "match": "never", "timeout": 1500}),
+            json!({"session": "keep", "match": "never", "timeout": 600_000}),
         ),
         ("pty/read", json!({"session": "keep", "history": true})),
     ] {
@@ -122,7 +123,33 @@ fn clients_that_leave_mid_request_or_write_half_lines_change_nothing() {
     drop((s, r));
 
     assert_eq!(settles_to(pid, before), before, "left something behind");
-    sb.rpc().ok("pty/status", json!({"session": "keep"}));
+
+    // A client that only shut down its sending side still gets its answer.
+    let mut s = UnixStream::connect(sb.socket()).expect("connect");
+    s.set_read_timeout(Some(common::CALL_LIMIT))
+        .expect("timeout");
+    let wait = req(
+        "pty/wait",
+        json!({"session": "keep", "match": "half-closed", "timeout": 60_000}),
+        8,
+    );
+    s.write_all(wait.as_bytes()).expect("write");
+    s.shutdown(std::net::Shutdown::Write).expect("shutdown");
+    thread::sleep(Duration::from_millis(300));
+    sb.rpc().ok(
+        "pty/write",
+        json!({"session": "keep", "action": {"text": "half-closed\r"}}),
+    );
+    let mut resp = String::new();
+    std::io::Read::read_to_string(&mut s, &mut resp).expect("answer, then EOF");
+    let v: Value = serde_json::from_str(resp.trim()).expect("one JSON answer");
+    assert_eq!(
+        (v["id"].clone(), v["result"]["reason"].clone()),
+        (json!(8), json!("matched")),
+        "{v}"
+    );
+    drop(s);
+    assert_eq!(settles_to(pid, before), before, "left something behind");
 }
 
 #[test]

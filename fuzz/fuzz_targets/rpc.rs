@@ -21,6 +21,7 @@ fuzz_target!(|data: &[u8]| {
     let ctx = Ctx {
         manager: &manager,
         serve: data.first() == Some(&b's'),
+        peer: None,
     };
     // A small limit and buffer so that long lines and split reads are hit.
     let mut r = BufReader::with_capacity(7, data);
