@@ -272,50 +272,70 @@ impl Line {
         // writes into a slice, with no capacity check per character.
         text.clear();
         text.resize((n + row.marks.len()) * 4, 0);
+        let buf = &mut text[..];
         let mut pos = 0;
-        let mut pen = cells.first().map(Cell::pen).unwrap_or_default();
-        let mut len = 0u16;
         // Marks are kept in the order they were written, which is by column
         // unless a program went back; then each cell looks at all of them.
         let marks = &row.marks[..];
-        let sorted = marks.windows(2).all(|w| w[0].0 <= w[1].0);
-        let mut next_mark = 0;
-        for (i, cell) in cells.iter().enumerate() {
-            let p = cell.pen();
-            if p != pen {
-                runs.push((len, pen));
-                pen = p;
-                len = 0;
-            }
-            len += 1;
-            if cell.flags & SPACER != 0 {
-                continue;
-            }
-            pos += put_utf8(text, pos, cell.ch);
-            if marks.is_empty() {
-                continue;
-            }
-            if sorted {
-                while let Some(&(c, m)) = marks.get(next_mark) {
-                    if c as usize > i {
-                        break;
-                    }
-                    if c as usize == i {
-                        pos += put_utf8(text, pos, m);
-                    }
-                    next_mark += 1;
+        if marks.is_empty() {
+            // Step over a wide character's spacer rather than test every
+            // cell for one: mixed-width text makes that branch a coin toss.
+            let mut i = 0;
+            while let Some(cell) = cells.get(i) {
+                if cell.flags & SPACER == 0 {
+                    pos += put_utf8(buf, pos, cell.ch);
                 }
-            } else {
-                for &(c, m) in marks {
-                    if c as usize == i {
-                        pos += put_utf8(text, pos, m);
+                i += 1 + usize::from(cell.flags & WIDE);
+            }
+        } else {
+            let sorted = marks.windows(2).all(|w| w[0].0 <= w[1].0);
+            let mut next_mark = 0;
+            let mut i = 0;
+            while let Some(cell) = cells.get(i) {
+                let col = i;
+                i += 1 + usize::from(cell.flags & WIDE);
+                if cell.flags & SPACER != 0 {
+                    continue;
+                }
+                let i = col;
+                pos += put_utf8(buf, pos, cell.ch);
+                if sorted {
+                    while let Some(&(c, m)) = marks.get(next_mark) {
+                        if c as usize > i {
+                            break;
+                        }
+                        if c as usize == i {
+                            pos += put_utf8(buf, pos, m);
+                        }
+                        next_mark += 1;
+                    }
+                } else {
+                    for &(c, m) in marks {
+                        if c as usize == i {
+                            pos += put_utf8(buf, pos, m);
+                        }
                     }
                 }
             }
         }
-        // One run of the default pen is stored as no runs at all.
-        if !(runs.is_empty() && pen == Pen::default()) {
+        // Style runs, in a pass of their own: most rows have one style.
+        let first = cells.first().map(Cell::pen).unwrap_or_default();
+        let uniform = cells
+            .iter()
+            .all(|c| c.fg == first.fg && c.bg == first.bg && c.attrs == first.attrs);
+        if !uniform {
+            let (mut pen, mut len) = (first, 0u16);
+            for cell in cells {
+                let p = cell.pen();
+                if p != pen {
+                    runs.push((len, pen));
+                    (pen, len) = (p, 0);
+                }
+                len += 1;
+            }
             runs.push((len, pen));
+        } else if first != Pen::default() {
+            runs.push((n as u16, first));
         }
         Line {
             text: text[..pos].into(),
@@ -413,6 +433,31 @@ impl Scrollback {
             return;
         }
         let line = Line::encode(row, &mut self.scratch);
+        self.push(line);
+    }
+
+    /// Push a visible row that scrolled off and blank it with `fill` for
+    /// reuse ([`Row::reset`]). A plain row leaving for a blank one (the
+    /// common case: a log scrolling) is read and blanked in the same pass.
+    pub fn push_and_reset(&mut self, row: &mut Row, cols: usize, fill: Cell) {
+        if self.limit == 0 || !row.plain || fill != Cell::BLANK || row.cells.len() != cols {
+            self.push_row(row);
+            row.reset(cols, fill);
+            return;
+        }
+        let n = row.trimmed_len();
+        // Cells from `n` on are blank already (trimmed, or past the extent).
+        let text: Vec<u8> = row.cells[..n]
+            .iter_mut()
+            .map(|c| std::mem::replace(c, Cell::BLANK).ch as u8)
+            .collect();
+        let line = Line {
+            text: text.into_boxed_slice(),
+            runs: Box::default(),
+            wrapped: row.wrapped,
+        };
+        row.extent = 0;
+        row.wrapped = false;
         self.push(line);
     }
 
