@@ -394,6 +394,14 @@ impl Line {
     }
 }
 
+/// Make room for `more` items, growing by a quarter rather than doubling:
+/// the history is long-lived, and slack is memory every session holds.
+fn grow<T>(ring: &mut VecDeque<T>, more: usize) {
+    if ring.capacity() - ring.len() < more {
+        ring.reserve_exact(more.max(ring.len() / 4).max(64));
+    }
+}
+
 /// Where one history line's parts are in [`Scrollback`]'s rings.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
@@ -484,6 +492,9 @@ impl Scrollback {
             runs_len: runs.len() as u16,
             wrapped,
         };
+        grow(&mut self.text, text.len());
+        grow(&mut self.runs, runs.len());
+        grow(&mut self.lines, 1);
         self.text.extend(text);
         self.runs.extend(runs);
         self.lines.push_back(slot);
