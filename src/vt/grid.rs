@@ -216,7 +216,9 @@ pub(crate) struct Line {
 
 /// Write `c` as UTF-8 at `buf[pos..]`, which has room for four bytes (else
 /// nothing is written); returns its length. Plain stores, where
-/// `encode_utf8` would check the room and call `memcpy`.
+/// `encode_utf8` would check the room and call `memcpy`. (A branch-free
+/// version costs more instructions than the mispredicted branches it saves
+/// on mixed-script text: measured a wash.)
 #[inline]
 fn put_utf8(buf: &mut [u8], pos: usize, c: char) -> usize {
     let Some(w) = buf.get_mut(pos..pos + 4) else {
@@ -553,5 +555,30 @@ impl Scrollback {
         let lines = (0..self.len()).filter_map(|i| self.get(i)).collect();
         self.clear();
         lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::put_utf8;
+
+    #[test]
+    fn put_utf8_matches_encode_utf8() {
+        let mut buf = [0u8; 8];
+        for cp in (0..0x11_0000u32)
+            .step_by(7)
+            .chain([0x7f, 0x80, 0x7ff, 0x800, 0xffff, 0x1_0000, 0x10_ffff])
+        {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            let n = put_utf8(&mut buf, 2, c);
+            let mut want = [0u8; 4];
+            assert_eq!(
+                &buf[2..2 + n],
+                c.encode_utf8(&mut want).as_bytes(),
+                "U+{cp:04X}"
+            );
+        }
     }
 }
