@@ -1,10 +1,11 @@
-//! Rows of cells, and the compact lines the scrollback keeps.
+//! Rows of cells, and the compact history the scrollback keeps.
 //!
 //! A visible [`Row`] is a plain `Vec<Cell>` (fast to overwrite). A row that
-//! scrolls off the top becomes a [`Line`]: its text as UTF-8 plus style runs,
-//! trailing blanks trimmed. An 80-column line of plain text costs about 130
-//! bytes that way (with its slot in the queue), against 1280 as cells, which is what keeps 10,000 lines of
-//! history under a couple of MiB.
+//! scrolls off the top is encoded as its text in UTF-8 plus style runs,
+//! trailing blanks trimmed, appended end to end to the [`Scrollback`]'s
+//! rings. An 80-column line of plain text costs about 110 bytes that way
+//! (with its slot), against 1280 as cells, which is what keeps 10,000 lines
+//! of history under a couple of MiB.
 
 use std::collections::VecDeque;
 
@@ -197,10 +198,9 @@ impl Row {
     }
 }
 
-/// A row in the scrollback: text plus style runs, trailing blanks trimmed.
-///
-/// Both parts are boxed slices of exactly their length: no spare capacity to
-/// account for, and 40 bytes per line in the queue.
+/// A row of the scrollback on its own: text plus style runs, trailing blanks
+/// trimmed. The history itself keeps lines end to end in [`Scrollback`];
+/// this is the form it hands out and takes back (reading, reflow).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Line {
     /// Each cell's character and combining marks as UTF-8 (valid by
@@ -216,7 +216,9 @@ pub(crate) struct Line {
 
 /// Write `c` as UTF-8 at `buf[pos..]`, which has room for four bytes (else
 /// nothing is written); returns its length. Plain stores, where
-/// `encode_utf8` would check the room and call `memcpy`.
+/// `encode_utf8` would check the room and call `memcpy`. (A branch-free
+/// version costs more instructions than the mispredicted branches it saves
+/// on mixed-script text: measured a wash.)
 #[inline]
 fn put_utf8(buf: &mut [u8], pos: usize, c: char) -> usize {
     let Some(w) = buf.get_mut(pos..pos + 4) else {
@@ -252,76 +254,88 @@ pub(crate) struct Scratch {
 }
 
 impl Line {
-    /// Encode a visible row. The common row, ASCII in the default pen, is a
-    /// single pass that gathers the character bytes into an exact-size
-    /// allocation; anything else goes through `scratch` and is copied out.
-    pub fn encode(row: &Row, scratch: &mut Scratch) -> Line {
+    /// Encode a visible row into `scratch`: its text (the first `len`
+    /// bytes, `len` returned) and its runs.
+    fn encode(row: &Row, scratch: &mut Scratch) -> usize {
         let n = row.trimmed_len();
         let cells = &row.cells[..n];
-        if row.plain {
-            let text: Vec<u8> = cells.iter().map(|c| c.ch as u8).collect();
-            return Line {
-                text: text.into_boxed_slice(),
-                runs: Box::default(),
-                wrapped: row.wrapped,
-            };
-        }
         let Scratch { text, runs } = scratch;
         runs.clear();
+        if row.plain {
+            text.clear();
+            text.extend(cells.iter().map(|c| c.ch as u8));
+            return n;
+        }
         // Room for every cell and mark at four bytes each: encoding then
         // writes into a slice, with no capacity check per character.
         text.clear();
         text.resize((n + row.marks.len()) * 4, 0);
+        let buf = &mut text[..];
         let mut pos = 0;
-        let mut pen = cells.first().map(Cell::pen).unwrap_or_default();
-        let mut len = 0u16;
         // Marks are kept in the order they were written, which is by column
         // unless a program went back; then each cell looks at all of them.
         let marks = &row.marks[..];
-        let sorted = marks.windows(2).all(|w| w[0].0 <= w[1].0);
-        let mut next_mark = 0;
-        for (i, cell) in cells.iter().enumerate() {
-            let p = cell.pen();
-            if p != pen {
-                runs.push((len, pen));
-                pen = p;
-                len = 0;
-            }
-            len += 1;
-            if cell.flags & SPACER != 0 {
-                continue;
-            }
-            pos += put_utf8(text, pos, cell.ch);
-            if marks.is_empty() {
-                continue;
-            }
-            if sorted {
-                while let Some(&(c, m)) = marks.get(next_mark) {
-                    if c as usize > i {
-                        break;
-                    }
-                    if c as usize == i {
-                        pos += put_utf8(text, pos, m);
-                    }
-                    next_mark += 1;
+        if marks.is_empty() {
+            // Step over a wide character's spacer rather than test every
+            // cell for one: mixed-width text makes that branch a coin toss.
+            let mut i = 0;
+            while let Some(cell) = cells.get(i) {
+                if cell.flags & SPACER == 0 {
+                    pos += put_utf8(buf, pos, cell.ch);
                 }
-            } else {
-                for &(c, m) in marks {
-                    if c as usize == i {
-                        pos += put_utf8(text, pos, m);
+                i += 1 + usize::from(cell.flags & WIDE);
+            }
+        } else {
+            let sorted = marks.windows(2).all(|w| w[0].0 <= w[1].0);
+            let mut next_mark = 0;
+            let mut i = 0;
+            while let Some(cell) = cells.get(i) {
+                let col = i;
+                i += 1 + usize::from(cell.flags & WIDE);
+                if cell.flags & SPACER != 0 {
+                    continue;
+                }
+                let i = col;
+                pos += put_utf8(buf, pos, cell.ch);
+                if sorted {
+                    while let Some(&(c, m)) = marks.get(next_mark) {
+                        if c as usize > i {
+                            break;
+                        }
+                        if c as usize == i {
+                            pos += put_utf8(buf, pos, m);
+                        }
+                        next_mark += 1;
+                    }
+                } else {
+                    for &(c, m) in marks {
+                        if c as usize == i {
+                            pos += put_utf8(buf, pos, m);
+                        }
                     }
                 }
             }
         }
-        // One run of the default pen is stored as no runs at all.
-        if !(runs.is_empty() && pen == Pen::default()) {
+        // Style runs, in a pass of their own: most rows have one style.
+        let first = cells.first().map(Cell::pen).unwrap_or_default();
+        let uniform = cells
+            .iter()
+            .all(|c| c.fg == first.fg && c.bg == first.bg && c.attrs == first.attrs);
+        if !uniform {
+            let (mut pen, mut len) = (first, 0u16);
+            for cell in cells {
+                let p = cell.pen();
+                if p != pen {
+                    runs.push((len, pen));
+                    (pen, len) = (p, 0);
+                }
+                len += 1;
+            }
             runs.push((len, pen));
+        } else if first != Pen::default() {
+            runs.push((n as u16, first));
         }
-        Line {
-            text: text[..pos].into(),
-            runs: runs.as_slice().into(),
-            wrapped: row.wrapped,
-        }
+        pos
     }
 
     /// The text as a `str` (always valid UTF-8; see `text`).
@@ -380,19 +394,42 @@ impl Line {
     pub fn text(&self) -> String {
         self.str().trim_end_matches(' ').to_string()
     }
+}
 
-    /// Heap bytes this line holds, counting its own slot in the queue.
-    pub fn heap_bytes(&self) -> usize {
-        std::mem::size_of::<Line>()
-            + self.text.len()
-            + self.runs.len() * std::mem::size_of::<(u16, Pen)>()
+/// Make room for `more` items, growing by a quarter rather than doubling:
+/// the history is long-lived, and slack is memory every session holds.
+fn grow<T>(ring: &mut VecDeque<T>, more: usize) {
+    if ring.capacity() - ring.len() < more {
+        ring.reserve_exact(more.max(ring.len() / 4).max(64));
     }
 }
 
+/// Where one history line's parts are in [`Scrollback`]'s rings.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    /// Offset of the text in the stream of every byte ever pushed.
+    text: u64,
+    /// Offset of the runs in the stream of every run ever pushed.
+    runs: u64,
+    text_len: u32,
+    runs_len: u16,
+    wrapped: bool,
+}
+
 /// The primary screen's history: a bounded queue of lines, oldest first.
+///
+/// Lines leave in the order they came, so their text and runs live end to
+/// end in two rings rather than in an allocation each: pushing a line is a
+/// copy into the ring, and evicting the oldest is moving the ring's head
+/// (no malloc or free per line, no allocator overhead per line).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Scrollback {
-    lines: VecDeque<Line>,
+    lines: VecDeque<Slot>,
+    text: VecDeque<u8>,
+    runs: VecDeque<(u16, Pen)>,
+    /// Stream offsets of `text[0]` and `runs[0]`.
+    text_base: u64,
+    runs_base: u64,
     limit: usize,
     scratch: Scratch,
 }
@@ -400,9 +437,8 @@ pub(crate) struct Scrollback {
 impl Scrollback {
     pub fn new(limit: usize) -> Scrollback {
         Scrollback {
-            lines: VecDeque::new(),
             limit,
-            scratch: Scratch::default(),
+            ..Scrollback::default()
         }
     }
 
@@ -412,47 +448,137 @@ impl Scrollback {
         if self.limit == 0 {
             return;
         }
-        let line = Line::encode(row, &mut self.scratch);
-        self.push(line);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let len = Line::encode(row, &mut scratch);
+        self.push_parts(&scratch.text[..len], &scratch.runs, row.wrapped);
+        self.scratch = scratch;
     }
 
-    pub fn push(&mut self, line: Line) {
-        if self.limit == 0 {
+    /// Push a visible row that scrolled off and blank it with `fill` for
+    /// reuse ([`Row::reset`]). A plain row leaving for a blank one (the
+    /// common case: a log scrolling) is read and blanked in the same pass.
+    pub fn push_and_reset(&mut self, row: &mut Row, cols: usize, fill: Cell) {
+        if self.limit == 0 || !row.plain || fill != Cell::BLANK || row.cells.len() != cols {
+            self.push_row(row);
+            row.reset(cols, fill);
             return;
         }
+        let n = row.trimmed_len();
+        let mut text = std::mem::take(&mut self.scratch.text);
+        text.clear();
+        // Cells from `n` on are blank already (trimmed, or past the extent).
+        text.extend(
+            row.cells[..n]
+                .iter_mut()
+                .map(|c| std::mem::replace(c, Cell::BLANK).ch as u8),
+        );
+        self.push_parts(&text, &[], row.wrapped);
+        self.scratch.text = text;
+        row.extent = 0;
+        row.wrapped = false;
+    }
+
+    fn push_parts(&mut self, text: &[u8], runs: &[(u16, Pen)], wrapped: bool) {
         if self.lines.len() >= self.limit {
-            self.lines.pop_front();
+            if let Some(old) = self.lines.pop_front() {
+                self.text.drain(..old.text_len as usize);
+                self.runs.drain(..usize::from(old.runs_len));
+                self.text_base += u64::from(old.text_len);
+                self.runs_base += u64::from(old.runs_len);
+            }
         }
-        self.lines.push_back(line);
+        let slot = Slot {
+            text: self.text_base + self.text.len() as u64,
+            runs: self.runs_base + self.runs.len() as u64,
+            text_len: text.len() as u32,
+            runs_len: runs.len() as u16,
+            wrapped,
+        };
+        grow(&mut self.text, text.len());
+        grow(&mut self.runs, runs.len());
+        grow(&mut self.lines, 1);
+        self.text.extend(text);
+        self.runs.extend(runs);
+        self.lines.push_back(slot);
     }
 
     pub fn len(&self) -> usize {
         self.lines.len()
     }
 
-    pub fn get(&self, i: usize) -> Option<&Line> {
-        self.lines.get(i)
+    /// History line `i` (0 = oldest), copied out.
+    pub fn get(&self, i: usize) -> Option<Line> {
+        let s = self.lines.get(i)?;
+        let t = (s.text - self.text_base) as usize;
+        let r = (s.runs - self.runs_base) as usize;
+        Some(Line {
+            text: self
+                .text
+                .range(t..t + s.text_len as usize)
+                .copied()
+                .collect(),
+            runs: self
+                .runs
+                .range(r..r + usize::from(s.runs_len))
+                .copied()
+                .collect(),
+            wrapped: s.wrapped,
+        })
     }
 
-    /// Heap bytes held by the history (line slots and scratch included).
+    /// Heap bytes held by the history (rings, slots and scratch).
     pub fn heap_bytes(&self) -> usize {
-        let slack = self.lines.capacity() - self.lines.len();
-        self.lines.iter().map(Line::heap_bytes).sum::<usize>()
-            + slack * std::mem::size_of::<Line>()
+        let run = std::mem::size_of::<(u16, Pen)>();
+        self.lines.capacity() * std::mem::size_of::<Slot>()
+            + self.text.capacity()
+            + self.runs.capacity() * run
             + self.scratch.text.capacity()
-            + self.scratch.runs.capacity() * std::mem::size_of::<(u16, Pen)>()
+            + self.scratch.runs.capacity() * run
     }
 
     pub fn pop_back(&mut self) -> Option<Line> {
-        self.lines.pop_back()
+        let line = self.get(self.lines.len().checked_sub(1)?)?;
+        if let Some(s) = self.lines.pop_back() {
+            self.text.truncate(self.text.len() - s.text_len as usize);
+            self.runs
+                .truncate(self.runs.len() - usize::from(s.runs_len));
+        }
+        Some(line)
     }
 
     pub fn clear(&mut self) {
-        self.lines = VecDeque::new();
+        *self = Scrollback::new(self.limit);
     }
 
     /// Take every line out (for reflow), leaving the history empty.
     pub fn take(&mut self) -> VecDeque<Line> {
-        std::mem::take(&mut self.lines)
+        let lines = (0..self.len()).filter_map(|i| self.get(i)).collect();
+        self.clear();
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::put_utf8;
+
+    #[test]
+    fn put_utf8_matches_encode_utf8() {
+        let mut buf = [0u8; 8];
+        for cp in (0..0x11_0000u32)
+            .step_by(7)
+            .chain([0x7f, 0x80, 0x7ff, 0x800, 0xffff, 0x1_0000, 0x10_ffff])
+        {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            let n = put_utf8(&mut buf, 2, c);
+            let mut want = [0u8; 4];
+            assert_eq!(
+                &buf[2..2 + n],
+                c.encode_utf8(&mut want).as_bytes(),
+                "U+{cp:04X}"
+            );
+        }
     }
 }

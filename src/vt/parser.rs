@@ -430,6 +430,13 @@ impl Parser {
             self.utf8_len = 0;
             perf.print('\u{FFFD}');
         }
+        // `ESC [` is how nearly every sequence starts: straight to CSI,
+        // rather than through the escape state a byte at a time.
+        if bytes[i] == 0x1b && bytes.get(i + 1) == Some(&b'[') {
+            self.clear_sequence();
+            self.state = State::CsiEntry;
+            return i + 2;
+        }
         self.byte(perf, bytes[i]);
         i + 1
     }

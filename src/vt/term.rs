@@ -309,11 +309,22 @@ impl Term {
         r.clear_marks(col, col + bytes.len());
         r.touch(col + bytes.len(), pen == Pen::default());
         let base = Cell::new(' ', pen);
-        for (dst, &b) in r.cells[col..col + bytes.len()].iter_mut().zip(bytes) {
-            *dst = Cell {
-                ch: char::from(b),
-                ..base
-            };
+        let cell = |b: u8| Cell {
+            ch: char::from(b),
+            ..base
+        };
+        let cells = &mut r.cells[col..col + bytes.len()];
+        // Four at a time: a quarter of the loop overhead per cell.
+        let mut dst = cells.chunks_exact_mut(4);
+        let mut src = bytes.chunks_exact(4);
+        for (d, s) in dst.by_ref().zip(src.by_ref()) {
+            d[0] = cell(s[0]);
+            d[1] = cell(s[1]);
+            d[2] = cell(s[2]);
+            d[3] = cell(s[3]);
+        }
+        for (d, &b) in dst.into_remainder().iter_mut().zip(src.remainder()) {
+            *d = cell(b);
         }
     }
 
@@ -381,9 +392,10 @@ impl Term {
         let fill = self.blank();
         for r in self.grid.range_mut(top..top + n) {
             if history {
-                self.scrollback.push_row(r);
+                self.scrollback.push_and_reset(r, self.cols, fill);
+            } else {
+                r.reset(self.cols, fill);
             }
-            r.reset(self.cols, fill);
         }
         if top == 0 && bottom + 1 == self.grid.len() {
             self.grid.rotate_left(n);
