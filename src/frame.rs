@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Map, Value};
 use unicode_width::UnicodeWidthStr;
 
-use crate::vt::{Color, CursorShape, Run, Screen, Style};
+use crate::vt::{palette, Color, CursorShape, Run, Screen, Style};
 
 fn color_json(c: Color) -> Value {
     match c {
@@ -80,43 +80,15 @@ pub fn frame_json(scr: &Screen) -> Value {
     })
 }
 
-/// xterm's default palette for the 16 ANSI colours.
-const ANSI: [(u8, u8, u8); 16] = [
-    (0, 0, 0),
-    (205, 0, 0),
-    (0, 205, 0),
-    (205, 205, 0),
-    (0, 0, 238),
-    (205, 0, 205),
-    (0, 205, 205),
-    (229, 229, 229),
-    (127, 127, 127),
-    (255, 0, 0),
-    (0, 255, 0),
-    (255, 255, 0),
-    (92, 92, 255),
-    (255, 0, 255),
-    (0, 255, 255),
-    (255, 255, 255),
-];
 const FG: (u8, u8, u8) = (229, 229, 229);
 const BG: (u8, u8, u8) = (0, 0, 0);
 
-/// A palette entry as RGB (the 6x6x6 cube and grey ramp above 15).
+/// A colour as RGB, with `default` for the terminal's default.
 fn rgb(c: Color, default: (u8, u8, u8)) -> (u8, u8, u8) {
     match c {
         Color::Default => default,
         Color::Rgb(r, g, b) => (r, g, b),
-        Color::Indexed(i @ 0..=15) => ANSI[usize::from(i)],
-        Color::Indexed(i @ 16..=231) => {
-            let i = i - 16;
-            let level = |v: u8| if v == 0 { 0 } else { 55 + v * 40 };
-            (level(i / 36), level((i / 6) % 6), level(i % 6))
-        }
-        Color::Indexed(i) => {
-            let v = 8 + (i - 232) * 10;
-            (v, v, v)
-        }
+        Color::Indexed(i) => palette(i),
     }
 }
 

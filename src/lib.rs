@@ -28,6 +28,7 @@ pub mod driver;
 pub mod frame;
 pub mod keys;
 pub mod limits;
+pub mod lines;
 pub mod manager;
 pub mod mcp;
 pub mod ops;

@@ -46,6 +46,9 @@ pub const DEFAULT_QUIET: Duration = Duration::from_millis(500);
 /// must say so again this much later with no output in between, so that
 /// output the program wrote just before reading has landed.
 pub const SETTLE_DEBOUNCE: Duration = Duration::from_millis(2);
+/// Settling: the first look at the kernel comes this long after the last
+/// output or input; the debounce above then confirms it.
+pub const SETTLE_FIRST_LOOK: Duration = Duration::from_micros(500);
 /// Settling: input counts as arrived once the program echoed or answered it,
 /// was seen working since, or this long passed (a key that changes nothing).
 pub const SETTLE_INPUT_GRACE: Duration = Duration::from_millis(50);

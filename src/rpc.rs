@@ -239,9 +239,22 @@ fn exit_fields(exit: Option<Exit>) -> (Value, Value) {
 
 /// The status object shared by `pty/status`, `pty/step` and `pty/list`.
 pub fn status_json(name: &str, s: &Session, st: &Status) -> Value {
+    status_json_as(name, s, st, None)
+}
+
+/// [`status_json`] with what the kernel said already known (a wait that just
+/// settled): a fresh probe could meet a helper thread awake and contradict it.
+pub fn status_json_as(
+    name: &str,
+    s: &Session,
+    st: &Status,
+    known: Option<crate::settle::Readiness>,
+) -> Value {
     let (code, sig) = exit_fields(st.exit);
     let (title, alt) = s.with_screen(|scr| (scr.title().to_string(), scr.is_alt_screen()));
-    let readiness = if st.running() {
+    let readiness = if let Some(r) = known.filter(|_| st.running()) {
+        r
+    } else if st.running() {
         s.readiness()
     } else {
         crate::settle::Readiness::Unknown("exited".into())
@@ -519,7 +532,12 @@ fn step(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
         "reason": r.reason.as_str(),
         "waitedMs": r.waited.as_millis() as u64,
         "dropped": r.dropped,
-        "status": status_json(name, &s, &r.status),
+        "status": status_json_as(
+            name,
+            &s,
+            &r.status,
+            (r.reason == Reason::Idle).then_some(crate::settle::Readiness::Waiting)
+        ),
     }))
 }
 

@@ -2,7 +2,7 @@
 //! daemon, `serve` on a Unix or loopback TCP socket, the polling accept loop
 //! and one thread per connection reading newline-delimited requests.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -210,6 +210,7 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
             && empty
             && !busy
             && (had_session || idle_since.elapsed() >= limits::DAEMON_IDLE_EXIT)
+            && !pending_connection(&listener)
         {
             break;
         }
@@ -303,6 +304,21 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
         let _ = std::fs::remove_file(path);
     }
     Ok(())
+}
+
+/// Is a client already queued on the listener? A daemon about to exit
+/// serves it first rather than leaving it with a closed socket.
+fn pending_connection(listener: &Listener) -> bool {
+    let fd = match listener {
+        Listener::Unix(l, _) => l.as_fd(),
+        Listener::Tcp(l, _) => l.as_fd(),
+    };
+    let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
 }
 
 /// Tell a refused peer why, then close. Closing a Unix socket with unread
@@ -412,47 +428,7 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     diff == 0
 }
 
-/// Read one line of at most `max` bytes. A longer line is consumed and
-/// discarded without being held whole, and reported as `Err(len_seen)`.
-pub fn read_bounded_line(
-    r: &mut impl BufRead,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> io::Result<Option<Result<(), usize>>> {
-    buf.clear();
-    // One long line must not pin up to `max` bytes for the rest of a
-    // long-lived connection.
-    buf.shrink_to(64 * 1024);
-    let mut seen = 0usize;
-    let mut too_long = false;
-    loop {
-        let avail = match r.fill_buf() {
-            Ok(a) => a,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if avail.is_empty() {
-            // EOF: a half-written last line is dropped, as the client left.
-            return Ok(None);
-        }
-        let (chunk, done) = match avail.iter().position(|&b| b == b'\n') {
-            Some(i) => (&avail[..i], Some(i + 1)),
-            None => (avail, None),
-        };
-        seen += chunk.len();
-        if seen > max {
-            too_long = true;
-            buf.clear();
-        } else {
-            buf.extend_from_slice(chunk);
-        }
-        let used = done.unwrap_or(avail.len());
-        r.consume(used);
-        if done.is_some() {
-            return Ok(Some(if too_long { Err(seen) } else { Ok(()) }));
-        }
-    }
-}
+pub use crate::lines::read_bounded_line;
 
 /// The answer to one line as [`read_bounded_line`] read it (`Err(len)`: too
 /// long) on an authenticated connection; `None` for a blank line. Every
@@ -667,23 +643,5 @@ mod tests {
         assert!(!same_secret(b"abc", b"abd"));
         assert!(!same_secret(b"abc", b"abcd"));
         assert!(!same_secret(b"", b"a"));
-    }
-
-    #[test]
-    fn long_lines_are_refused_without_being_held() {
-        let data = format!("{}\n{{\"ok\":1}}\n", "x".repeat(100));
-        let mut r = BufReader::with_capacity(8, data.as_bytes());
-        let mut buf = Vec::new();
-        assert_eq!(
-            read_bounded_line(&mut r, &mut buf, 10).unwrap(),
-            Some(Err(100))
-        );
-        assert!(buf.capacity() < 100);
-        assert_eq!(
-            read_bounded_line(&mut r, &mut buf, 10).unwrap(),
-            Some(Ok(()))
-        );
-        assert_eq!(buf, b"{\"ok\":1}");
-        assert_eq!(read_bounded_line(&mut r, &mut buf, 10).unwrap(), None);
     }
 }

@@ -765,7 +765,7 @@ impl KernelCheck {
         if framing || !st.answers.is_empty() {
             return Due::Never;
         }
-        let quiet_at = st.last_output.max(st.last_input) + limits::SETTLE_DEBOUNCE;
+        let quiet_at = st.last_output.max(st.last_input) + limits::SETTLE_FIRST_LOOK;
         let at = self.next.map_or(quiet_at, |n| n.max(quiet_at));
         if now >= at {
             Due::Now
@@ -918,7 +918,9 @@ impl Drop for Session {
 impl Inner {
     fn read_loop(self: Arc<Self>, stop: OwnedFd) {
         let master = self.pty.master();
-        let mut buf = vec![0u8; 64 * 1024];
+        // The master hands out at most a few KiB per read (the line
+        // discipline's buffer); a larger buffer would only cost memory.
+        let mut buf = vec![0u8; 8 * 1024];
         loop {
             let want_out = !lock(&self.state).answers.is_empty();
             let mut events = PollFlags::IN;

@@ -63,6 +63,11 @@
 //! found only when no member is found in it (then `/proc` is scanned).
 //! Go and similar runtimes sleep in `futex`/`epoll` even on a timer, so a Go
 //! program that waits on a timer while a goroutine reads the terminal waits.
+//! Node is the same: during `await new Promise(r => setTimeout(r, 1500))` at
+//! its REPL the main thread sits in `epoll_pwait` with the terminal in the
+//! set and a timer pending, which reads as waiting for input (top, which
+//! must count as waiting, looks the same: a poll on the terminal with a
+//! timeout).
 
 use std::fmt;
 use std::os::fd::BorrowedFd;

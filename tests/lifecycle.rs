@@ -249,8 +249,18 @@ while True:
     let path = sb.root.join("stubborn.py");
     std::fs::write(&path, script).expect("script");
     let p = path.to_str().expect("path");
-    sb.run(&["start", "--session", "py", "--", "python3", p])
-        .ok();
+    // The script sleeps in a loop (busy, never reading): cap the settle.
+    sb.run(&[
+        "start",
+        "--session",
+        "py",
+        "--max-wait",
+        "1000",
+        "--",
+        "python3",
+        p,
+    ])
+    .ok();
     sb.run(&[
         "wait",
         "--session",

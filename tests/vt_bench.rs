@@ -185,16 +185,25 @@ fn cpu_seconds() -> f64 {
     (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
 }
 
+/// Feed `input` to a fresh 80x24 screen in 4 KiB chunks, as a session's
+/// reader does. Not inlined, so callgrind can count just this
+/// (`--toggle-collect='vt_bench::feed_all'`).
+#[inline(never)]
+fn feed_all(input: &[u8]) -> Screen {
+    let mut s = Screen::new(80, 24, 10_000);
+    for chunk in input.chunks(4096) {
+        s.feed(chunk);
+    }
+    s
+}
+
 fn measure(name: &str, input: &[u8]) -> f64 {
     let (mut best, mut best_cpu) = (f64::MAX, f64::MAX);
     // VT_BENCH_ROUNDS=0 only generates the input (a baseline for perf stat).
     let rounds = std::env::var("VT_BENCH_ROUNDS").map_or(3, |v| v.parse().unwrap_or(3));
     for _ in 0..rounds {
-        let mut s = Screen::new(80, 24, 10_000);
         let (t, c) = (Instant::now(), cpu_seconds());
-        for chunk in input.chunks(4096) {
-            s.feed(chunk);
-        }
+        let s = feed_all(input);
         best = best.min(t.elapsed().as_secs_f64());
         best_cpu = best_cpu.min(cpu_seconds() - c);
         std::hint::black_box(s.row_text(0));
@@ -220,9 +229,20 @@ fn throughput() {
         ("fullscreen", full_screen),
         ("unicode", unicode_text),
     ];
+    // VT_BENCH_DUMP=DIR writes each input to DIR/NAME.bin (for `ptybroker
+    // render` under perf stat) instead of measuring.
+    let dump = std::env::var_os("VT_BENCH_DUMP");
     for (name, make) in inputs {
         if only.is_empty() || only == name {
-            measure(name, &make());
+            match &dump {
+                Some(dir) => {
+                    let path = std::path::Path::new(dir).join(format!("{name}.bin"));
+                    std::fs::write(&path, make()).expect("write the input");
+                }
+                None => {
+                    measure(name, &make());
+                }
+            }
         }
     }
 }

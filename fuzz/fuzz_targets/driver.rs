@@ -10,7 +10,7 @@ use std::io::BufReader;
 
 use libfuzzer_sys::fuzz_target;
 use ptybroker::driver::{decode, INVALID_REQUEST, READ_ERROR};
-use ptybroker::server::read_bounded_line;
+use ptybroker::lines::read_bounded_line;
 
 fuzz_target!(|data: &[u8]| {
     let mut r = BufReader::with_capacity(7, data);

@@ -12,7 +12,8 @@ use std::io::BufReader;
 use libfuzzer_sys::fuzz_target;
 use ptybroker::manager::Manager;
 use ptybroker::rpc::Ctx;
-use ptybroker::server::{answer_line, read_bounded_line};
+use ptybroker::lines::read_bounded_line;
+use ptybroker::server::answer_line;
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {

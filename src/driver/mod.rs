@@ -299,7 +299,7 @@ fn handle(driver: &Driver, req: Request, mut turn: Turn<'_>) {
     driver.write(&answer(&req.id, result));
 }
 
-/// Decode one line as [`crate::server::read_bounded_line`] read it
+/// Decode one line as [`crate::lines::read_bounded_line`] read it
 /// (`Err(len)`: too long): `None` for a blank line, else the request or the
 /// error answer to write. No line ends the protocol.
 pub fn decode(line: Result<&[u8], usize>) -> Option<Result<Request, Value>> {
@@ -338,7 +338,7 @@ pub fn run() -> ! {
     let mut line = Vec::new();
     loop {
         let read =
-            match crate::server::read_bounded_line(&mut input, &mut line, limits::MAX_LINE_BYTES) {
+            match crate::lines::read_bounded_line(&mut input, &mut line, limits::MAX_LINE_BYTES) {
                 Ok(None) => break,
                 Err(e) => {
                     let e = DriverError::read(format!("cannot read stdin: {e}"));

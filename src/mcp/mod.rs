@@ -185,10 +185,11 @@ fn serve_on(input: &mut impl BufRead, out: Box<dyn Write + Send>, inline: bool) 
         inflight: Mutex::new(HashMap::new()),
         inline,
     });
+    let mut line = Vec::new();
     loop {
-        match read_line(input, limits::MAX_LINE_BYTES) {
-            Ok(Some(Line::Text(line))) => server.handle_line(&line),
-            Ok(Some(Line::TooLong)) => server.send(&error(
+        match crate::lines::read_bounded_line(input, &mut line, limits::MAX_LINE_BYTES) {
+            Ok(Some(Ok(()))) => server.handle_line(&line),
+            Ok(Some(Err(_))) => server.send(&error(
                 &Value::Null,
                 Fault::new(
                     PARSE_ERROR,
@@ -202,53 +203,6 @@ fn serve_on(input: &mut impl BufRead, out: Box<dyn Write + Send>, inline: bool) 
         }
     }
     server.ctx.shutdown();
-}
-
-enum Line {
-    Text(Vec<u8>),
-    TooLong,
-}
-
-/// One `\n`-terminated line, never buffering more than `max` bytes of it.
-fn read_line(r: &mut impl BufRead, max: usize) -> io::Result<Option<Line>> {
-    let mut buf = Vec::new();
-    let mut too_long = false;
-    let mut any = false;
-    loop {
-        let avail = match r.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if avail.is_empty() {
-            if !any {
-                return Ok(None);
-            }
-            break;
-        }
-        any = true;
-        let (part, used, end) = match avail.iter().position(|&b| b == b'\n') {
-            Some(i) => (&avail[..i], i + 1, true),
-            None => (avail, avail.len(), false),
-        };
-        if !too_long {
-            if buf.len() + part.len() > max {
-                too_long = true;
-                buf = Vec::new();
-            } else {
-                buf.extend_from_slice(part);
-            }
-        }
-        r.consume(used);
-        if end {
-            break;
-        }
-    }
-    Ok(Some(if too_long {
-        Line::TooLong
-    } else {
-        Line::Text(buf)
-    }))
 }
 
 impl Server {
@@ -585,15 +539,6 @@ fn tool_result(proto: Proto, outcome: tools::Outcome) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn read_line_bounds_and_splits() {
-        let mut r = io::BufReader::with_capacity(4, &b"ab\n0123456789\nxyz"[..]);
-        assert!(matches!(read_line(&mut r, 5), Ok(Some(Line::Text(l))) if l == b"ab"));
-        assert!(matches!(read_line(&mut r, 5), Ok(Some(Line::TooLong))));
-        assert!(matches!(read_line(&mut r, 5), Ok(Some(Line::Text(l))) if l == b"xyz"));
-        assert!(matches!(read_line(&mut r, 5), Ok(None)));
-    }
 
     #[test]
     fn versions_compare_as_dates() {

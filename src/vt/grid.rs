@@ -2,8 +2,8 @@
 //!
 //! A visible [`Row`] is a plain `Vec<Cell>` (fast to overwrite). A row that
 //! scrolls off the top becomes a [`Line`]: its text as UTF-8 plus style runs,
-//! trailing blanks trimmed. An 80-column line of plain text costs about 150
-//! bytes that way, against 1280 as cells, which is what keeps 10,000 lines of
+//! trailing blanks trimmed. An 80-column line of plain text costs about 130
+//! bytes that way (with its slot in the queue), against 1280 as cells, which is what keeps 10,000 lines of
 //! history under a couple of MiB.
 
 use std::collections::VecDeque;
@@ -198,83 +198,135 @@ impl Row {
 }
 
 /// A row in the scrollback: text plus style runs, trailing blanks trimmed.
+///
+/// Both parts are boxed slices of exactly their length: no spare capacity to
+/// account for, and 40 bytes per line in the queue.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Line {
-    /// Each cell's character and combining marks; wide spacers omitted.
-    /// A String rather than a Box<str> so an evicted line's buffer can be
-    /// reused; [`fit`] keeps its spare capacity small.
-    text: String,
+    /// Each cell's character and combining marks as UTF-8 (valid by
+    /// construction: only whole characters are ever encoded into it); wide
+    /// spacers omitted. Bytes rather than a `str`, so making a line costs no
+    /// validation pass.
+    text: Box<[u8]>,
     /// (cells, pen) runs over the cells, spacers counted; empty when every
-    /// cell has the default pen. A Vec to be reused like `text`.
-    runs: Vec<(u16, Pen)>,
+    /// cell has the default pen.
+    runs: Box<[(u16, Pen)]>,
     pub wrapped: bool,
 }
 
-impl Line {
-    pub fn from_row(row: &Row) -> Line {
-        Line::from_row_reusing(row, Line::default())
+/// Write `c` as UTF-8 at `buf[pos..]`, which has room for four bytes (else
+/// nothing is written); returns its length. Plain stores, where
+/// `encode_utf8` would check the room and call `memcpy`.
+#[inline]
+fn put_utf8(buf: &mut [u8], pos: usize, c: char) -> usize {
+    let Some(w) = buf.get_mut(pos..pos + 4) else {
+        return 0;
+    };
+    let c = c as u32;
+    if c < 0x80 {
+        w[0] = c as u8;
+        1
+    } else if c < 0x800 {
+        w[0] = 0xc0 | (c >> 6) as u8;
+        w[1] = 0x80 | (c & 0x3f) as u8;
+        2
+    } else if c < 0x10000 {
+        w[0] = 0xe0 | (c >> 12) as u8;
+        w[1] = 0x80 | ((c >> 6) & 0x3f) as u8;
+        w[2] = 0x80 | (c & 0x3f) as u8;
+        3
+    } else {
+        w[0] = 0xf0 | (c >> 18) as u8;
+        w[1] = 0x80 | ((c >> 12) & 0x3f) as u8;
+        w[2] = 0x80 | ((c >> 6) & 0x3f) as u8;
+        w[3] = 0x80 | (c & 0x3f) as u8;
+        4
     }
+}
 
-    /// Like [`Line::from_row`], writing into the buffers of `old` (a line
-    /// just evicted) to spare allocations.
-    pub fn from_row_reusing(row: &Row, old: Line) -> Line {
-        let (mut buf, mut runs) = (old.text, old.runs);
-        buf.clear();
-        runs.clear();
+/// Buffers reused from one line to the next while encoding rows.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scratch {
+    text: Vec<u8>,
+    runs: Vec<(u16, Pen)>,
+}
+
+impl Line {
+    /// Encode a visible row. The common row, ASCII in the default pen, is a
+    /// single pass that gathers the character bytes into an exact-size
+    /// allocation; anything else goes through `scratch` and is copied out.
+    pub fn encode(row: &Row, scratch: &mut Scratch) -> Line {
         let n = row.trimmed_len();
         let cells = &row.cells[..n];
-        let first = cells.first().map(Cell::pen).unwrap_or_default();
-        // The common line: ASCII in one style. Two tight passes beat the
-        // general loop below several times over.
-        if row.plain
-            || row.marks.is_empty()
-                && cells
-                    .iter()
-                    .all(|c| (c.ch as u32) < 0x80 && c.flags == 0 && c.pen() == first)
-        {
-            let mut bytes = buf.into_bytes();
-            bytes.extend(cells.iter().map(|c| c.ch as u8));
-            // All bytes are ASCII, so this cannot fail.
-            let buf = String::from_utf8(bytes).unwrap_or_default();
-            if first != Pen::default() {
-                runs.push((n as u16, first));
-            }
+        if row.plain {
+            let text: Vec<u8> = cells.iter().map(|c| c.ch as u8).collect();
             return Line {
-                text: fit(buf),
-                runs: fit_vec(runs),
+                text: text.into_boxed_slice(),
+                runs: Box::default(),
                 wrapped: row.wrapped,
             };
         }
-        let mut text = buf;
-        let bytes: usize = cells.iter().map(|c| c.ch.len_utf8()).sum();
-        text.reserve_exact(bytes + row.marks.len() * 4);
-        runs.reserve(8);
-        let mut pen = first;
+        let Scratch { text, runs } = scratch;
+        runs.clear();
+        // Room for every cell and mark at four bytes each: encoding then
+        // writes into a slice, with no capacity check per character.
+        text.clear();
+        text.resize((n + row.marks.len()) * 4, 0);
+        let mut pos = 0;
+        let mut pen = cells.first().map(Cell::pen).unwrap_or_default();
         let mut len = 0u16;
+        // Marks are kept in the order they were written, which is by column
+        // unless a program went back; then each cell looks at all of them.
+        let marks = &row.marks[..];
+        let sorted = marks.windows(2).all(|w| w[0].0 <= w[1].0);
+        let mut next_mark = 0;
         for (i, cell) in cells.iter().enumerate() {
             let p = cell.pen();
-            if p == pen {
-                len += 1;
-            } else {
+            if p != pen {
                 runs.push((len, pen));
                 pen = p;
-                len = 1;
+                len = 0;
             }
+            len += 1;
             if cell.flags & SPACER != 0 {
                 continue;
             }
-            text.push(cell.ch);
-            row.push_marks(i, &mut text);
+            pos += put_utf8(text, pos, cell.ch);
+            if marks.is_empty() {
+                continue;
+            }
+            if sorted {
+                while let Some(&(c, m)) = marks.get(next_mark) {
+                    if c as usize > i {
+                        break;
+                    }
+                    if c as usize == i {
+                        pos += put_utf8(text, pos, m);
+                    }
+                    next_mark += 1;
+                }
+            } else {
+                for &(c, m) in marks {
+                    if c as usize == i {
+                        pos += put_utf8(text, pos, m);
+                    }
+                }
+            }
         }
         // One run of the default pen is stored as no runs at all.
         if !(runs.is_empty() && pen == Pen::default()) {
             runs.push((len, pen));
         }
         Line {
-            text: fit(text),
-            runs: fit_vec(runs),
+            text: text[..pos].into(),
+            runs: runs.as_slice().into(),
             wrapped: row.wrapped,
         }
+    }
+
+    /// The text as a `str` (always valid UTF-8; see `text`).
+    fn str(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.text)
     }
 
     /// The cells this line was made from (trimmed), and its marks.
@@ -302,7 +354,7 @@ impl Line {
             left = left.saturating_sub(1);
             pen
         };
-        for c in self.text.chars() {
+        for c in self.str().chars() {
             let w = char_width(c);
             if w == 0 {
                 if let Some(col) = row.cells.iter().rposition(|c| !c.is_spacer()) {
@@ -326,30 +378,15 @@ impl Line {
     }
 
     pub fn text(&self) -> String {
-        self.text.trim_end_matches(' ').to_string()
+        self.str().trim_end_matches(' ').to_string()
     }
 
     /// Heap bytes this line holds, counting its own slot in the queue.
     pub fn heap_bytes(&self) -> usize {
         std::mem::size_of::<Line>()
-            + self.text.capacity()
-            + self.runs.capacity() * std::mem::size_of::<(u16, Pen)>()
+            + self.text.len()
+            + self.runs.len() * std::mem::size_of::<(u16, Pen)>()
     }
-}
-
-/// Give back spare capacity when it is more than a little.
-fn fit(mut s: String) -> String {
-    if s.capacity() > s.len() + s.len() / 2 + 16 {
-        s.shrink_to_fit();
-    }
-    s
-}
-
-fn fit_vec<T>(mut v: Vec<T>) -> Vec<T> {
-    if v.capacity() > v.len() + v.len() / 2 + 2 {
-        v.shrink_to_fit();
-    }
-    v
 }
 
 /// The primary screen's history: a bounded queue of lines, oldest first.
@@ -357,6 +394,7 @@ fn fit_vec<T>(mut v: Vec<T>) -> Vec<T> {
 pub(crate) struct Scrollback {
     lines: VecDeque<Line>,
     limit: usize,
+    scratch: Scratch,
 }
 
 impl Scrollback {
@@ -364,21 +402,18 @@ impl Scrollback {
         Scrollback {
             lines: VecDeque::new(),
             limit,
+            scratch: Scratch::default(),
         }
     }
 
-    /// Push a visible row that scrolled off, reusing the oldest line's
-    /// buffer when the history is full.
+    /// Push a visible row that scrolled off, dropping the oldest line when
+    /// the history is full.
     pub fn push_row(&mut self, row: &Row) {
         if self.limit == 0 {
             return;
         }
-        let buf = if self.lines.len() >= self.limit {
-            self.lines.pop_front().unwrap_or_default()
-        } else {
-            Line::default()
-        };
-        self.lines.push_back(Line::from_row_reusing(row, buf));
+        let line = Line::encode(row, &mut self.scratch);
+        self.push(line);
     }
 
     pub fn push(&mut self, line: Line) {
@@ -399,10 +434,13 @@ impl Scrollback {
         self.lines.get(i)
     }
 
-    /// Heap bytes held by the history (line slots included).
+    /// Heap bytes held by the history (line slots and scratch included).
     pub fn heap_bytes(&self) -> usize {
         let slack = self.lines.capacity() - self.lines.len();
-        self.lines.iter().map(Line::heap_bytes).sum::<usize>() + slack * std::mem::size_of::<Line>()
+        self.lines.iter().map(Line::heap_bytes).sum::<usize>()
+            + slack * std::mem::size_of::<Line>()
+            + self.scratch.text.capacity()
+            + self.scratch.runs.capacity() * std::mem::size_of::<(u16, Pen)>()
     }
 
     pub fn pop_back(&mut self) -> Option<Line> {

@@ -28,5 +28,6 @@ mod screen;
 mod term;
 
 pub use cell::{Color, Run, Style};
+pub use perform::palette;
 pub use render::sgr;
 pub use screen::{Cursor, CursorShape, Modes, MouseEncoding, MouseTracking, Screen};

@@ -29,6 +29,13 @@ pub trait Perform {
             self.print(c);
         }
     }
+    /// A run of printable characters, decoded. The default calls
+    /// [`Perform::print`] for each one; a screen overrides it for speed.
+    fn print_chars(&mut self, chars: &[char]) {
+        for &c in chars {
+            self.print(c);
+        }
+    }
     /// A run of printable ASCII (0x20-0x7e). The default calls
     /// [`Perform::print`] for each byte.
     fn print_ascii(&mut self, s: &[u8]) {
@@ -176,6 +183,84 @@ fn ascii_run(bytes: &[u8]) -> usize {
         .unwrap_or(bytes.len() - i)
 }
 
+/// Continuation byte `b`'s six bits, or None if it is not one.
+#[inline]
+fn cont(b: Option<&u8>) -> Option<u32> {
+    match b {
+        Some(&b) if b & 0xc0 == 0x80 => Some(u32::from(b & 0x3f)),
+        _ => None,
+    }
+}
+
+/// The well-formed UTF-8 character at the start of `bytes` (whose first
+/// byte is not ASCII) and its length; None if it is ill-formed or cut short.
+#[inline]
+fn decode(bytes: &[u8]) -> Option<(char, usize)> {
+    let b0 = u32::from(bytes[0]);
+    let (cp, len) = match b0 {
+        0xc2..=0xdf => ((b0 & 0x1f) << 6 | cont(bytes.get(1))?, 2),
+        0xe0..=0xef => {
+            let cp = (b0 & 0x0f) << 12 | cont(bytes.get(1))? << 6 | cont(bytes.get(2))?;
+            // Overlong forms and surrogates are ill-formed.
+            if cp < 0x800 || (0xd800..0xe000).contains(&cp) {
+                return None;
+            }
+            (cp, 3)
+        }
+        0xf0..=0xf4 => {
+            let cp = (b0 & 0x07) << 18
+                | cont(bytes.get(1))? << 12
+                | cont(bytes.get(2))? << 6
+                | cont(bytes.get(3))?;
+            if !(0x10000..=0x10ffff).contains(&cp) {
+                return None;
+            }
+            (cp, 4)
+        }
+        _ => return None,
+    };
+    Some((char::from_u32(cp)?, len))
+}
+
+/// Print the well-formed UTF-8 text at the start of `bytes` (which starts
+/// with a non-ASCII byte) in batches of characters. Stops before a control
+/// byte, before two printable ASCII bytes in a row (the ASCII fast path
+/// takes those), and before anything ill-formed or incomplete. Returns the
+/// bytes consumed and whether it stopped cleanly (false: at something
+/// ill-formed or incomplete, for the careful path).
+fn utf8_run<P: Perform>(perf: &mut P, bytes: &[u8]) -> (usize, bool) {
+    let mut buf = ['\0'; 64];
+    let mut n = 0;
+    let mut i = 0;
+    let mut clean = true;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (c, len) = if b < 0x80 {
+            let printable = |b: u8| (0x20..0x7f).contains(&b);
+            if !printable(b) || bytes.get(i + 1).is_some_and(|&b| printable(b)) {
+                break;
+            }
+            (char::from(b), 1)
+        } else if let Some(d) = decode(&bytes[i..]) {
+            d
+        } else {
+            clean = false;
+            break;
+        };
+        buf[n] = c;
+        n += 1;
+        i += len;
+        if n == buf.len() {
+            perf.print_chars(&buf);
+            n = 0;
+        }
+    }
+    if n > 0 {
+        perf.print_chars(&buf[..n]);
+    }
+    (i, clean)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Ground,
@@ -268,26 +353,34 @@ impl Parser {
     /// heavy output is mostly this); anything unusual goes to `byte`.
     /// Returns how many bytes were consumed.
     fn csi_params<P: Perform>(&mut self, perf: &mut P, bytes: &[u8]) -> usize {
+        // The parameter being read stays in locals (registers) until the
+        // sequence ends or something unusual needs the general path.
+        let (mut cur, mut started) = (self.cur, self.cur_started);
         for (i, &b) in bytes.iter().enumerate() {
             match b {
                 b'0'..=b'9' => {
-                    self.param_digit(b);
+                    cur = (cur * 10 + u32::from(b - b'0')).min(u32::from(u16::MAX));
+                    started = true;
                     self.state = State::CsiParam;
                 }
                 b';' => {
+                    self.cur = cur;
                     self.param_end(false);
+                    (cur, started) = (0, false);
                     self.state = State::CsiParam;
                 }
-                0x40..=0x7e => {
-                    self.csi_dispatch(perf, b);
-                    return i + 1;
-                }
                 _ => {
-                    self.byte(perf, b);
+                    (self.cur, self.cur_started) = (cur, started);
+                    if (0x40..=0x7e).contains(&b) {
+                        self.csi_dispatch(perf, b);
+                    } else {
+                        self.byte(perf, b);
+                    }
                     return i + 1;
                 }
             }
         }
+        (self.cur, self.cur_started) = (cur, started);
         bytes.len()
     }
 
@@ -314,7 +407,14 @@ impl Parser {
             if b < 0x80 {
                 break;
             }
-            // Non-ASCII text up to the next control byte.
+            // Non-ASCII text: well-formed characters in one pass; from the
+            // first ill-formed or incomplete one, the careful path takes
+            // over up to the next control byte.
+            let (n, clean) = utf8_run(perf, &bytes[i..]);
+            i += n;
+            if clean {
+                continue;
+            }
             let end = bytes[i..]
                 .iter()
                 .position(|&b| b < 0x20 || b == 0x7f)

@@ -78,8 +78,8 @@ fn rgb_spec(r: u8, g: u8, b: u8) -> String {
     format!("rgb:{r:02x}{r:02x}/{g:02x}{g:02x}/{b:02x}{b:02x}")
 }
 
-/// xterm's default 256-colour palette.
-pub(crate) fn palette(n: u8) -> (u8, u8, u8) {
+/// xterm's default 256-colour palette: the RGB of indexed colour `n`.
+pub fn palette(n: u8) -> (u8, u8, u8) {
     const BASE: [(u8, u8, u8); 16] = [
         (0, 0, 0),
         (205, 0, 0),
@@ -123,27 +123,23 @@ impl Perform for Term {
         Term::print_ascii(self, s);
     }
 
+    #[inline]
+    fn print_chars(&mut self, chars: &[char]) {
+        Term::print_chars(self, chars);
+    }
+
     fn print_str(&mut self, s: &str) {
-        let mut rest = s;
-        while !rest.is_empty() {
-            let bytes = rest.as_bytes();
-            let ascii = bytes.iter().position(|&b| b >= 0x80).unwrap_or(bytes.len());
-            if ascii > 0 {
-                self.print_ascii(&bytes[..ascii]);
-                rest = &rest[ascii..];
-                continue;
+        let mut buf = ['\0'; 64];
+        let mut n = 0;
+        for c in s.chars() {
+            buf[n] = c;
+            n += 1;
+            if n == buf.len() {
+                Term::print_chars(self, &buf);
+                n = 0;
             }
-            let mut chars = rest.char_indices();
-            let mut end = rest.len();
-            for (i, c) in chars.by_ref() {
-                if c.is_ascii() {
-                    end = i;
-                    break;
-                }
-                Term::print(self, c);
-            }
-            rest = &rest[end..];
         }
+        Term::print_chars(self, &buf[..n]);
     }
 
     fn execute(&mut self, byte: u8) {

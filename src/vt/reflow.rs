@@ -2,8 +2,10 @@
 //! the way xterm and tmux do; the alternate screen is cut or padded, as
 //! full-screen programs redraw it anyway.
 
+use std::collections::VecDeque;
+
 use super::cell::Cell;
-use super::grid::{Line, Row, Scrollback};
+use super::grid::{Row, Scrollback};
 use super::term::Term;
 
 impl Term {
@@ -23,7 +25,7 @@ impl Term {
         } else {
             (&mut self.grid, &mut self.other)
         };
-        let grid = std::mem::take(primary);
+        let grid = Vec::from(std::mem::take(primary));
         let (new_primary, cursor) = if cols == old_cols {
             resize_rows(grid, &mut self.scrollback, cols, rows, primary_cursor)
         } else {
@@ -36,8 +38,12 @@ impl Term {
                 primary_cursor,
             )
         };
-        *primary = new_primary;
-        let alt_row = resize_plain(alternate, cols, rows, if alt { self.row } else { 0 });
+        *primary = new_primary.into();
+        let alt_row = if alternate.is_empty() {
+            0
+        } else {
+            resize_plain(alternate, cols, rows, if alt { self.row } else { 0 })
+        };
         if alt {
             self.saved[0].row = cursor.0;
             self.saved[0].col = cursor.1;
@@ -67,7 +73,7 @@ impl Term {
 
 /// Cut or pad rows and columns without reflow; returns where the cursor row
 /// moved (rows are dropped from the bottom unless that would lose it).
-fn resize_plain(grid: &mut Vec<Row>, cols: usize, rows: usize, cursor_row: usize) -> usize {
+fn resize_plain(grid: &mut VecDeque<Row>, cols: usize, rows: usize, cursor_row: usize) -> usize {
     for r in grid.iter_mut() {
         r.set_width(cols);
     }
@@ -81,7 +87,7 @@ fn resize_plain(grid: &mut Vec<Row>, cols: usize, rows: usize, cursor_row: usize
         cursor_row -= from_top;
     }
     while grid.len() < rows {
-        grid.push(Row::new(cols));
+        grid.push_back(Row::new(cols));
     }
     cursor_row
 }
@@ -106,7 +112,7 @@ fn resize_rows(
         }
         let excess = grid.len().saturating_sub(rows);
         for r in grid.drain(..excess) {
-            sb.push(Line::from_row(&r));
+            sb.push_row(&r);
         }
         crow = crow.saturating_sub(excess);
         grid.truncate(rows);
@@ -236,7 +242,7 @@ fn reflow(
     let start = total.saturating_sub(rows).min(new_cursor.0);
     let mut out = out.into_iter();
     for r in out.by_ref().take(start) {
-        sb.push(Line::from_row(&r));
+        sb.push_row(&r);
     }
     let mut visible: Vec<Row> = out.take(rows).collect();
     while visible.len() < rows {

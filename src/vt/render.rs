@@ -48,9 +48,9 @@ fn push_cell(text: &mut String, row: &Row, i: usize, cell: &Cell) {
 
 /// The rows with SGR sequences: each row starts in the default style and,
 /// if it changed the style, ends with a reset.
-pub(crate) fn ansi(rows: &[Row]) -> String {
+pub(crate) fn ansi<'a>(rows: impl IntoIterator<Item = &'a Row>) -> String {
     let mut out = String::new();
-    for (i, row) in rows.iter().enumerate() {
+    for (i, row) in rows.into_iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }

@@ -257,7 +257,8 @@ impl Screen {
             }
             r.check().map_err(|e| format!("row {i}: {e}"))?;
         }
-        if t.grid.len() != t.rows || t.other.len() != t.rows {
+        let other_ok = t.other.len() == t.rows || (t.other.is_empty() && !t.modes.alt_screen);
+        if t.grid.len() != t.rows || !other_ok {
             return Err("row count".into());
         }
         if t.top > t.bottom || t.bottom >= t.rows || t.tabs.len() != t.cols {

@@ -3,6 +3,8 @@
 //! escape sequences are made of. CSI decoding lives in `csi.rs`; the
 //! `Perform` glue for C0, ESC and OSC in `perform.rs`.
 
+use std::collections::VecDeque;
+
 use super::cell::{char_width, Cell, Pen, SPACER, WIDE};
 use super::charset::Charset;
 use super::grid::{Row, Scrollback};
@@ -28,9 +30,11 @@ pub(crate) struct Term {
     pub cols: usize,
     pub rows: usize,
     /// The active screen's rows (the alternate screen's while it is shown).
-    pub grid: Vec<Row>,
-    /// The inactive screen's rows.
-    pub other: Vec<Row>,
+    /// A ring, so that scrolling the whole screen moves no rows.
+    pub grid: VecDeque<Row>,
+    /// The inactive screen's rows (empty until the alternate screen is
+    /// first used).
+    pub other: VecDeque<Row>,
     pub scrollback: Scrollback,
     pub row: usize,
     pub col: usize,
@@ -72,7 +76,9 @@ impl Term {
             cols,
             rows,
             grid: (0..rows).map(|_| Row::new(cols)).collect(),
-            other: (0..rows).map(|_| Row::new(cols)).collect(),
+            // The alternate screen is allocated when first shown: most
+            // sessions never use it, and it is a screenful of cells.
+            other: VecDeque::new(),
             scrollback: Scrollback::new(scrollback),
             row: 0,
             col: 0,
@@ -197,6 +203,73 @@ impl Term {
         self.advance(w);
     }
 
+    /// Decoded characters: the common case (no insert mode, no character
+    /// set mapping, inside the row, nothing to split or join) is written
+    /// straight into the row; anything else goes through [`Term::print`].
+    pub fn print_chars(&mut self, chars: &[char]) {
+        if self.insert || self.charsets[self.gl] != Charset::Ascii {
+            for &c in chars {
+                self.print(c);
+            }
+            return;
+        }
+        let mut rest = chars;
+        while let Some(&first) = rest.first() {
+            let n = if self.pending_wrap {
+                0
+            } else {
+                self.put_chars(rest)
+            };
+            if n == 0 {
+                self.print(first);
+                rest = &rest[1..];
+            } else {
+                rest = &rest[n..];
+            }
+        }
+    }
+
+    /// Write the leading `chars` that need nothing but a cell each (or two)
+    /// into the cursor's row and advance; returns how many were written.
+    /// Stops at a zero-width character, at the margin, and where a wide
+    /// character would be cut: [`Term::print`] knows what to do there.
+    #[inline]
+    fn put_chars(&mut self, chars: &[char]) -> usize {
+        let (pen, cols, start) = (self.pen, self.cols, self.col);
+        let r = &mut self.grid[self.row];
+        let cells = &mut r.cells[..cols];
+        let mut col = start;
+        let mut ascii = true;
+        let mut n = 0;
+        for &c in chars {
+            let w = char_width(c);
+            if w == 0 || col + w > cols || cells[col].flags | cells[col + w - 1].flags != 0 {
+                break;
+            }
+            let mut cell = Cell::new(c, pen);
+            if w == 2 {
+                cell.flags = WIDE;
+                cells[col] = cell;
+                cell.ch = ' ';
+                cell.flags = SPACER;
+                cells[col + 1] = cell;
+            } else {
+                cells[col] = cell;
+            }
+            // Printable ASCII is always one cell wide.
+            ascii &= c.is_ascii();
+            col += w;
+            n += 1;
+        }
+        if n > 0 {
+            r.clear_marks(start, col);
+            r.touch(col, ascii && pen == Pen::default());
+            self.last_char = Some(chars[n - 1]);
+            self.advance(col - start);
+        }
+        n
+    }
+
     #[inline]
     fn advance(&mut self, w: usize) {
         self.col += w;
@@ -306,14 +379,17 @@ impl Term {
         let n = n.min(bottom - top + 1);
         let history = top == 0 && !self.modes.alt_screen;
         let fill = self.blank();
-        let region = &mut self.grid[top..=bottom];
-        for r in &mut region[..n] {
+        for r in self.grid.range_mut(top..top + n) {
             if history {
                 self.scrollback.push_row(r);
             }
             r.reset(self.cols, fill);
         }
-        region.rotate_left(n);
+        if top == 0 && bottom + 1 == self.grid.len() {
+            self.grid.rotate_left(n);
+        } else {
+            self.grid.make_contiguous()[top..=bottom].rotate_left(n);
+        }
     }
 
     /// Scroll the region down `n` lines (blank lines appear at the top).
@@ -321,12 +397,14 @@ impl Term {
         let (top, bottom) = (self.top, self.bottom);
         let n = n.min(bottom - top + 1);
         let fill = self.blank();
-        let region = &mut self.grid[top..=bottom];
-        let len = region.len();
-        for r in &mut region[len - n..] {
+        for r in self.grid.range_mut(bottom + 1 - n..=bottom) {
             r.reset(self.cols, fill);
         }
-        region.rotate_right(n);
+        if top == 0 && bottom + 1 == self.grid.len() {
+            self.grid.rotate_right(n);
+        } else {
+            self.grid.make_contiguous()[top..=bottom].rotate_right(n);
+        }
     }
 
     // ---- cursor motion --------------------------------------------------
@@ -625,6 +703,9 @@ impl Term {
         }
         if !on && clear {
             self.clear_grid();
+        }
+        if on && self.other.len() != self.rows {
+            self.other = (0..self.rows).map(|_| Row::new(self.cols)).collect();
         }
         std::mem::swap(&mut self.grid, &mut self.other);
         self.modes.alt_screen = on;

@@ -175,13 +175,24 @@ impl Sandbox {
     /// Start `ptybroker ARGS` in the background (e.g. `serve`); it is killed
     /// and reaped when the sandbox drops, if it has not exited by then.
     pub fn spawn(&mut self, args: &[&str]) -> usize {
+        self.spawn_with(args, &[])
+    }
+
+    /// As [`Sandbox::spawn`], with extra environment variables.
+    pub fn spawn_with(&mut self, args: &[&str], env: &[(&str, &str)]) -> usize {
         let mut cmd = self.command(args);
+        cmd.envs(env.iter().copied());
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let child = cmd.spawn().expect("spawn ptybroker");
         self.children.push(child);
         self.children.len() - 1
+    }
+
+    /// Has background process `i` exited (without waiting)?
+    pub fn child_exited(&mut self, i: usize) -> Option<ExitStatus> {
+        self.children[i].try_wait().ok().flatten()
     }
 
     pub fn child_pid(&self, i: usize) -> i32 {
@@ -210,6 +221,24 @@ impl Sandbox {
             let _ = e.read_to_string(&mut s);
         }
         s
+    }
+
+    /// Start `ptybroker serve ARGS --socket PATH` and connect to it once it
+    /// accepts. Returns the background index and the connection.
+    pub fn serve_unix(&mut self, path: &Path, args: &[&str]) -> (usize, Rpc) {
+        let p = path.to_str().expect("utf-8 path");
+        let mut all = vec!["serve"];
+        all.extend(args);
+        all.extend(["--socket", p]);
+        let i = self.spawn(&all);
+        let rpc = eventually(CALL_LIMIT, || {
+            if let Ok(Some(st)) = self.children[i].try_wait() {
+                panic!("serve exited early: {st}");
+            }
+            Rpc::try_unix(path).ok()
+        })
+        .expect("serve should accept connections");
+        (i, rpc)
     }
 
     /// A JSON-RPC connection to this sandbox's daemon.

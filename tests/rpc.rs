@@ -1,0 +1,435 @@
+//! JSON-RPC 2.0 as seed 000 specifies it: every example exchange gives the
+//! documented response shape, every documented error its code, and the
+//! connection answers the next request after each error. Most tests talk to
+//! `ptybroker serve --socket`; the last ones to the per-user daemon, where
+//! every method takes a `session`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Rpc, Sandbox};
+use serde_json::{json, Value};
+
+/// The seed's example shell: a bash whose prompt is `root@host:~$ `.
+const SEED_SHELL: &str = "env PS1='root@host:~$ ' bash --norc --noprofile";
+
+fn serve(sb: &mut Sandbox, cmd: &str, extra: &[&str]) -> (usize, Rpc) {
+    let path = sb.root.join("v.sock");
+    let mut args = vec!["--cmd", cmd];
+    args.extend(extra);
+    sb.serve_unix(&path, &args)
+}
+
+fn assert_cursor_and_size(r: &Value, cols: u64, rows: u64) {
+    assert!(r["cursor"]["row"].as_u64().is_some_and(|v| v >= 1), "{r}");
+    assert!(r["cursor"]["col"].as_u64().is_some_and(|v| v >= 1), "{r}");
+    assert_eq!(r["size"], json!({"cols": cols, "rows": rows}), "{r}");
+}
+
+#[test]
+fn seed_000_exchanges_have_the_documented_shapes() {
+    let mut sb = Sandbox::new("seed000");
+    let (served, mut c) = serve(&mut sb, SEED_SHELL, &[]);
+    let serve_pid = sb.child_pid(served);
+
+    // pty/status
+    let st = c.ok("pty/status", json!({}));
+    assert_eq!(st["running"], true, "{st}");
+    assert_eq!(st["exitCode"], Value::Null, "{st}");
+    let pid = st["pid"].as_i64().expect("pid is a number") as i32;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("pid is live");
+    let ppid: i32 = stat[stat.rfind(')').expect(")") + 2..]
+        .split(' ')
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .expect("ppid");
+    assert_eq!(ppid, serve_pid, "the hosted process is serve's child");
+
+    // pty/read: exactly the seed's example.
+    c.wait_for("default", "root@host:~$");
+    let r = c.ok("pty/read", json!({}));
+    assert_eq!(r["screen"], "root@host:~$\n", "{r}");
+    assert_eq!(r["cursor"]["row"], 1, "{r}");
+    assert_eq!(r["cursor"]["col"], 14, "{r}");
+    assert_eq!(r["size"], json!({"cols": 100, "rows": 30}), "{r}");
+
+    // pty/write: single actions, then an array; `written` counts bytes.
+    let w = c.ok("pty/write", json!({"action": {"text": "echo hello"}}));
+    assert_eq!(w, json!({"written": 10}));
+    let w = c.ok("pty/write", json!({"action": {"key": "Enter"}}));
+    assert_eq!(w, json!({"written": 1}));
+
+    // pty/wait with a match.
+    let r = c.ok("pty/wait", json!({"match": "hello", "timeout": 6000}));
+    assert_eq!(r["matched"], true, "{r}");
+    assert!(r["screen"].as_str().is_some_and(|s| s.contains("hello")));
+    assert_cursor_and_size(&r, 100, 30);
+    assert!(r["waitedMs"].is_u64(), "{r}");
+    // (That matched the echo already; the answer follows on its own line.)
+    c.wait_for("default", "\nhello\n");
+
+    let w = c.ok(
+        "pty/write",
+        json!({"action": [{"text": "ls"}, {"key": "Enter"}]}),
+    );
+    assert_eq!(w, json!({"written": 3}));
+    let text = "echo héllo→✓ 日本";
+    let w = c.ok(
+        "pty/write",
+        json!({"action": [{"text": text}, {"key": "Enter"}]}),
+    );
+    assert_eq!(w["written"], text.len() + 1, "UTF-8 bytes, not chars");
+    assert_eq!((text.len(), text.chars().count()), (24, 15));
+    let r = c.wait_for("default", "\nhéllo→✓ 日本\n");
+    assert!(r["screen"]
+        .as_str()
+        .is_some_and(|s| s.contains("héllo→✓ 日本")));
+
+    // pty/wait that times out, and one with no match: a plain delay.
+    let r = c.ok(
+        "pty/wait",
+        json!({"match": "never-on-screen", "timeout": 300}),
+    );
+    assert_eq!(r["matched"], false, "{r}");
+    assert!(r["waitedMs"].as_u64().is_some_and(|ms| ms >= 300), "{r}");
+    assert!(r["screen"].as_str().is_some_and(|s| s.contains("héllo")));
+    assert_cursor_and_size(&r, 100, 30);
+    let r = c.ok("pty/wait", json!({"timeout": 200}));
+    assert_eq!(r["matched"], false, "{r}");
+    assert!(r["waitedMs"].as_u64().is_some_and(|ms| ms >= 200), "{r}");
+
+    // pty/resize: `{}`, then the new size in read, and in the program.
+    assert_eq!(
+        c.ok("pty/resize", json!({"cols": 120, "rows": 40})),
+        json!({})
+    );
+    let r = c.ok("pty/read", json!({}));
+    assert_eq!(r["size"], json!({"cols": 120, "rows": 40}));
+    c.ok(
+        "pty/write",
+        json!({"action": [{"text": "stty size"}, {"key": "Enter"}]}),
+    );
+    c.wait_for("default", "\n40 120\n");
+
+    // pty/kill: `{}`, the connection closes, serve exits, its socket goes.
+    let st = c.ok("pty/status", json!({}));
+    let child = st["pid"].as_i64().expect("pid") as i32;
+    let id = common::proc_identity(child).expect("child identity");
+    assert_eq!(c.ok("pty/kill", json!({})), json!({}));
+    assert!(c.read_response().is_none(), "the connection is closed");
+    let exit = sb.wait_child(served, Duration::from_secs(30));
+    assert!(exit.is_some_and(|e| e.success()), "serve exits: {exit:?}");
+    assert!(!sb.root.join("v.sock").exists(), "socket removed");
+    assert_eq!(common::wait_gone(child, id, false), None, "bash is gone");
+}
+
+#[test]
+fn read_selections_take_rows_and_clamp() {
+    let mut sb = Sandbox::new("select");
+    let cmd = r#"sh -c "printf 'a\nb\nc\nd\ne'; exec cat""#;
+    let (_, mut c) = serve(&mut sb, cmd, &["--cols", "20", "--rows", "5"]);
+    c.wait_for("default", "e");
+    let read = |c: &mut Rpc, p: Value| c.ok("pty/read", p);
+    let all = read(&mut c, json!({}));
+    assert_eq!(all["screen"], "a\nb\nc\nd\ne\n");
+    assert_eq!(all["cursor"], json!({"row": 5, "col": 2, "visible": true}));
+    assert_eq!(all["size"], json!({"cols": 20, "rows": 5}));
+    for (params, screen) in [
+        (json!({"top": 3}), "a\nb\nc\n"),
+        (json!({"bottom": 3}), "c\nd\ne\n"),
+        (json!({"start": 2, "end": 5}), "b\nc\nd\ne\n"),
+        (json!({"start": 3, "end": 3}), "c\n"),
+        (json!({"top": 99}), "a\nb\nc\nd\ne\n"),
+        (json!({"bottom": 99}), "a\nb\nc\nd\ne\n"),
+        (json!({"start": 4, "end": 99}), "d\ne\n"),
+        (json!({"start": 0, "end": 1}), "a\n"),
+        (json!({"top": 0}), ""),
+    ] {
+        let r = read(&mut c, params.clone());
+        assert_eq!(r["screen"], screen, "{params}");
+        // The cursor and size describe the whole screen, not the selection.
+        assert_eq!(r["cursor"]["row"], 5, "{params}");
+        assert_eq!(r["size"], json!({"cols": 20, "rows": 5}), "{params}");
+    }
+}
+
+/// Send `line`, check the error's code (and the id it echoes), then prove
+/// the same connection still answers.
+fn check_error(c: &mut Rpc, line: &str, code: i64, id: Value) -> String {
+    let resp = c.line(line);
+    assert_eq!(resp["jsonrpc"], "2.0", "{line} -> {resp}");
+    assert!(resp.get("result").is_none(), "{line} -> {resp}");
+    assert_eq!(resp["error"]["code"], code, "{line} -> {resp}");
+    assert_eq!(resp["id"], id, "{line} -> {resp}");
+    let message = resp["error"]["message"].as_str().unwrap_or("");
+    assert!(!message.is_empty(), "{line} -> {resp}");
+    let st = c.ok("pty/status", json!({}));
+    assert_eq!(st["running"], true, "after {line}");
+    message.to_string()
+}
+
+fn req(method: &str, params: Value, id: u64) -> String {
+    json!({"jsonrpc": "2.0", "method": method, "params": params, "id": id}).to_string()
+}
+
+#[test]
+fn every_documented_error_has_its_code_and_the_connection_survives() {
+    let mut sb = Sandbox::new("errors");
+    let (_, mut c) = serve(&mut sb, SEED_SHELL, &[]);
+    c.wait_for("default", "root@host:~$");
+
+    // -32700: not JSON at all; the id cannot be known.
+    for garbage in ["this is not json", "{\"jsonrpc\":\"2.0\",", "]["] {
+        check_error(&mut c, garbage, -32700, Value::Null);
+    }
+    // -32600: malformed requests.
+    let no_id = r#"{"jsonrpc":"2.0","method":"pty/status","params":{}}"#;
+    check_error(&mut c, no_id, -32600, Value::Null);
+    let null_id = r#"{"jsonrpc":"2.0","method":"pty/status","params":{},"id":null}"#;
+    check_error(&mut c, null_id, -32600, Value::Null);
+    for params in [json!([1, 2]), json!("x"), json!(7), json!(true)] {
+        let line = json!({"jsonrpc": "2.0", "method": "pty/status", "params": params, "id": 3});
+        check_error(&mut c, &line.to_string(), -32600, json!(3));
+    }
+    check_error(&mut c, r#"{"op":"read","id":5}"#, -32600, json!(5));
+    check_error(
+        &mut c,
+        r#"{"op":"write","data":"ls\n"}"#,
+        -32600,
+        Value::Null,
+    );
+    check_error(&mut c, r#"[1,2,3]"#, -32600, Value::Null);
+    // String ids are echoed as given.
+    check_error(
+        &mut c,
+        r#"{"jsonrpc":"2.0","method":"pty/status","params":[],"id":"abc"}"#,
+        -32600,
+        json!("abc"),
+    );
+
+    // -32601, naming the method.
+    let m = check_error(
+        &mut c,
+        &req("pty/unknown", json!({}), 13),
+        -32601,
+        json!(13),
+    );
+    assert_eq!(m, "Method not found: pty/unknown");
+
+    // -32602: invalid params, one per documented rule.
+    let mut id = 20;
+    for (method, params) in [
+        (
+            "pty/write",
+            json!({"action": {"text": "x", "key": "Enter"}}),
+        ),
+        (
+            "pty/write",
+            json!({"action": [{"text": "ok"}, {"text": "x", "key": "Enter"}]}),
+        ),
+        ("pty/write", json!({"action": {}})),
+        ("pty/write", json!({"action": []})),
+        ("pty/write", json!({})),
+        ("pty/write", json!({"action": {"key": "NoSuchKey"}})),
+        (
+            "pty/write",
+            json!({"action": [{"text": "echo SHOULD-NOT-RUN"}, {"key": "Enter"}, {"key": "Ctrl+Nope"}]}),
+        ),
+        ("pty/write", json!({"action": {"text": 5}})),
+        ("pty/read", json!({"top": 1, "bottom": 1})),
+        ("pty/read", json!({"start": 2})),
+        ("pty/read", json!({"end": 2})),
+        ("pty/read", json!({"top": 1, "start": 1, "end": 2})),
+        ("pty/read", json!({"bottom": 1, "end": 2})),
+        ("pty/read", json!({"top": -1})),
+        ("pty/read", json!({"top": "3"})),
+        ("pty/resize", json!({"cols": 0, "rows": 10})),
+        ("pty/resize", json!({"cols": 100_000, "rows": 10})),
+        ("pty/resize", json!({"cols": 80, "rows": 1})),
+        ("pty/resize", json!({"cols": "wide", "rows": 10})),
+        ("pty/resize", json!({"cols": 80})),
+        ("pty/wait", json!({"match": 3})),
+        ("pty/wait", json!({"timeout": "soon"})),
+    ] {
+        id += 1;
+        let m = check_error(&mut c, &req(method, params.clone(), id), -32602, json!(id));
+        if params.to_string().contains("Key") || params.to_string().contains("Nope") {
+            assert!(
+                m.contains("NoSuchKey") || m.contains("Nope"),
+                "names the key: {m}"
+            );
+        }
+    }
+    // A rejected action list sends nothing at all, not a prefix of it.
+    c.ok(
+        "pty/write",
+        json!({"action": [{"text": "echo still-fine"}, {"key": "Enter"}]}),
+    );
+    let r = c.wait_for("default", "\nstill-fine\n");
+    assert!(
+        !r["screen"]
+            .as_str()
+            .unwrap_or("")
+            .contains("SHOULD-NOT-RUN"),
+        "{r}"
+    );
+    // The size did not change under the refused resizes.
+    let r = c.ok("pty/read", json!({}));
+    assert_eq!(r["size"], json!({"cols": 100, "rows": 30}));
+
+    // -32000: a valid request the server cannot carry out.
+    check_error(
+        &mut c,
+        &req("pty/status", json!({"session": "nope"}), 90),
+        -32000,
+        json!(90),
+    );
+
+    // A line past the 4 MiB limit is refused without being parsed.
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","method":"pty/write","params":{{"action":{{"text":"{}"}}}},"id":93}}"#,
+        "x".repeat(5 << 20)
+    );
+    let m = check_error(&mut c, &huge, -32600, Value::Null);
+    assert!(m.contains("limit"), "{m}");
+    // Input above the per-request cap is invalid params, and nothing is sent.
+    let big = "y".repeat((1 << 20) + 1);
+    check_error(
+        &mut c,
+        &req("pty/write", json!({"action": {"text": big}}), 94),
+        -32602,
+        json!(94),
+    );
+
+    // Blank lines are ignored, and two requests in one write both answered.
+    let two = format!(
+        "\n{}\n{}",
+        req("pty/status", json!({}), 91),
+        req("pty/read", json!({"top": 1}), 92)
+    );
+    let first = c.line(&two);
+    assert_eq!(first["id"], 91);
+    let second = c.read_response().expect("second response");
+    assert_eq!(second["id"], 92);
+    assert_eq!(second["result"]["screen"], "root@host:~$ echo still-fine\n");
+}
+
+/// The daemon: many sessions, each named in `session`; `default` otherwise.
+#[test]
+fn daemon_methods_take_a_session() {
+    let sb = Sandbox::new("daemonrpc");
+    sb.run(&["start", "--session", "x", "--", "cat"]).ok();
+    let mut c = sb.rpc();
+    let st = c.ok("pty/status", json!({"session": "x"}));
+    assert_eq!(st["running"], true);
+    assert_eq!(st["session"], "x");
+    let e = c.err("pty/status", json!({}));
+    assert_eq!(e["code"], -32000);
+    assert!(
+        e["message"].as_str().unwrap_or("").contains("\"default\""),
+        "{e}"
+    );
+
+    // Start over JSON-RPC, then drive it.
+    let s = c.ok(
+        "pty/start",
+        json!({"session": "y", "argv": ["sh", "-c", "echo ready; exec cat"], "cols": 40, "rows": 8}),
+    );
+    assert_eq!(s["session"], "y");
+    assert!(s["pid"].is_i64());
+    assert_eq!(s["size"], json!({"cols": 40, "rows": 8}));
+    let taken = c.err("pty/start", json!({"session": "y", "argv": ["cat"]}));
+    assert_eq!(taken["code"], -32000);
+    assert!(
+        taken["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("already running"),
+        "{taken}"
+    );
+    c.wait_for("y", "ready");
+
+    // pty/output: absolute offsets; reading on from `next` never repeats.
+    let o = c.ok("pty/output", json!({"session": "y", "offset": 0}));
+    assert_eq!(o["offset"], 0);
+    assert!(o["data"].as_str().unwrap_or("").contains("ready"), "{o}");
+    let next = o["next"].as_u64().expect("next");
+    assert_eq!(o["end"], next);
+    c.ok(
+        "pty/write",
+        json!({"session": "y", "action": [{"text": "more"}, {"key": "Enter"}]}),
+    );
+    c.wait_for("y", "more\nmore");
+    let o2 = c.ok(
+        "pty/output",
+        json!({"session": "y", "offset": next, "strip": true}),
+    );
+    assert_eq!(o2["offset"], next);
+    assert_eq!(o2["data"], "more\nmore\n", "{o2}");
+    assert_eq!(o2["dropped"], 0);
+
+    // pty/step: input, settle, the output since the last step.
+    let st = c.ok(
+        "pty/step",
+        json!({"session": "y", "text": "again", "timeout": 300}),
+    );
+    assert_eq!(st["view"], "stream");
+    assert!(
+        st["output"].as_str().unwrap_or("").contains("again"),
+        "{st}"
+    );
+    assert_eq!(st["status"]["running"], true);
+
+    // pty/list names both; x is untouched by everything done to y.
+    let l = c.ok("pty/list", json!({}));
+    let names: Vec<&str> = l["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter_map(|s| s["session"].as_str())
+        .collect();
+    assert_eq!(names, ["x", "y"]);
+    let x = c.ok("pty/read", json!({"session": "x"}));
+    assert_eq!(x["screen"], "");
+
+    // pty/signal, pty/stop and pty/kill.
+    c.ok("pty/signal", json!({"session": "y", "signal": "TERM"}));
+    let w = c.ok(
+        "pty/wait",
+        json!({"session": "y", "exit": true, "timeout": 30_000}),
+    );
+    assert_eq!(w["reason"], "exited", "{w}");
+    let st = c.ok("pty/status", json!({"session": "y"}));
+    assert_eq!(st["running"], false);
+    assert_eq!(st["signal"], 15, "{st}");
+    let stopped = c.ok("pty/stop", json!({"session": "y"}));
+    assert_eq!(stopped["session"], "y");
+    assert_eq!(c.ok("pty/kill", json!({"session": "x"})), json!({}));
+    assert_eq!(c.ok("pty/list", json!({}))["sessions"], json!([]));
+    // In the daemon, pty/kill ends a session, not the connection.
+    assert_eq!(c.err("pty/read", json!({"session": "x"}))["code"], -32000);
+}
+
+/// One connection blocked in a long `pty/wait` does not hold up another: the
+/// second one's answer and input arrive while the first is still waiting,
+/// and it is that input which ends the first wait.
+#[test]
+fn a_blocked_wait_does_not_hold_up_other_connections() {
+    let mut sb = Sandbox::new("threads");
+    let (_, mut a) = serve(&mut sb, "cat", &[]);
+    let path = sb.root.join("v.sock");
+    let waiter = std::thread::spawn(move || {
+        a.ok(
+            "pty/wait",
+            json!({"match": "release-me", "timeout": 120_000}),
+        )
+    });
+    let mut b = Rpc::unix(&path);
+    assert_eq!(b.ok("pty/status", json!({}))["running"], true);
+    assert!(!waiter.is_finished(), "the first wait ended on its own");
+    b.ok("pty/write", json!({"action": {"text": "release-me"}}));
+    let r = waiter.join().expect("waiter");
+    assert_eq!(r["matched"], true, "{r}");
+    b.ok("pty/kill", json!({}));
+}

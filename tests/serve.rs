@@ -1,0 +1,256 @@
+//! `ptybroker serve`: one program behind one socket, as seed 000's CLI. Unix
+//! sockets, loopback TCP with its token (or the flag that says insecure), and
+//! the arguments it refuses.
+
+mod common;
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use common::{eventually, free_port, Rpc, Sandbox, CALL_LIMIT};
+use serde_json::json;
+
+#[test]
+fn serve_on_a_unix_socket_runs_one_program_until_pty_kill() {
+    let mut sb = Sandbox::new("unix");
+    let path = sb.root.join("bash.sock");
+    let (i, mut c) = sb.serve_unix(
+        &path,
+        &[
+            "--cmd",
+            "bash --norc --noprofile",
+            "--cols",
+            "80",
+            "--rows",
+            "24",
+        ],
+    );
+    let mode = std::fs::metadata(&path)
+        .expect("socket")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "socket mode {mode:o}");
+
+    c.ok(
+        "pty/write",
+        json!({"action": [{"text": "echo served-$((40+2))"}, {"key": "Enter"}]}),
+    );
+    let r = c.wait_for("default", "\nserved-42\n");
+    assert_eq!(r["size"], json!({"cols": 80, "rows": 24}));
+
+    // A second client sees the same program.
+    let mut other = Rpc::unix(&path);
+    let seen = other.ok("pty/read", json!({}));
+    assert!(seen["screen"].as_str().unwrap_or("").contains("served-42"));
+
+    // A second serve on the same live socket is refused, and leaves it alone.
+    let again = sb.run(&[
+        "serve",
+        "--cmd",
+        "cat",
+        "--socket",
+        path.to_str().expect("path"),
+    ]);
+    assert_eq!(again.code(), 2, "{again:?}");
+    assert!(again.stderr.contains("in use"), "{again:?}");
+    assert!(other.ok("pty/status", json!({}))["running"] == true);
+
+    let pid = c.ok("pty/status", json!({}))["pid"].as_i64().expect("pid") as i32;
+    let id = common::proc_identity(pid).expect("identity");
+    assert_eq!(other.ok("pty/kill", json!({})), json!({}));
+    assert!(
+        other.read_response().is_none(),
+        "connection closed after kill"
+    );
+    let st = sb
+        .wait_child(i, CALL_LIMIT)
+        .expect("serve exits after pty/kill");
+    assert!(st.success(), "{st}");
+    assert!(!path.exists(), "socket removed");
+    assert_eq!(common::wait_gone(pid, id, false), None, "bash ended");
+    // The first connection is gone with the process.
+    assert!(c.try_call("pty/status", json!({})).is_none());
+}
+
+#[test]
+fn serve_replaces_a_stale_socket() {
+    let mut sb = Sandbox::new("stale");
+    let path = sb.root.join("old.sock");
+    // A socket file nobody listens on, as a killed server leaves it.
+    drop(std::os::unix::net::UnixListener::bind(&path).expect("bind"));
+    assert!(path.exists());
+    let (_, mut c) = sb.serve_unix(&path, &["--cmd", "cat"]);
+    assert_eq!(c.ok("pty/status", json!({}))["running"], true);
+    c.ok("pty/kill", json!({}));
+}
+
+#[test]
+fn serve_refuses_bad_arguments() {
+    let sb = Sandbox::new("args");
+    let sock = sb.root.join("s.sock");
+    let sock = sock.to_str().expect("path");
+    for args in [
+        vec!["serve", "--socket", sock],
+        vec!["serve", "--cmd", "cat"],
+        vec!["serve", "--cmd", "cat", "--socket", sock, "--port", "5555"],
+        vec!["serve", "--cmd", "cat", "--port", "0"],
+        vec!["serve", "--cmd", "cat", "--port", "65536"],
+        vec!["serve", "--cmd", "cat", "--port", "http"],
+        vec!["serve", "--cmd", "cat", "--socket", sock, "--cols", "1"],
+        vec!["serve", "--cmd", "cat", "--socket", sock, "--bogus"],
+    ] {
+        let out = sb.run(&args);
+        assert_eq!(out.code(), 2, "{args:?}: {out:?}");
+        out.assert_one_stderr_line(r"^\[ptybroker: .+\]$");
+        assert!(
+            !std::path::Path::new(sock).exists(),
+            "{args:?} left a socket"
+        );
+    }
+}
+
+/// Start `serve --port N` with `extra` arguments and wait until it listens.
+fn serve_tcp(sb: &mut Sandbox, extra: &[&str], env: &[(&str, &str)]) -> (usize, u16) {
+    let port = free_port();
+    let p = port.to_string();
+    let mut args = vec!["serve", "--cmd", "cat", "--port", &p];
+    args.extend(extra);
+    let i = sb.spawn_with(&args, env);
+    eventually(CALL_LIMIT, || {
+        if let Some(st) = sb.child_exited(i) {
+            panic!("serve exited early: {st}: {}", sb.child_stderr(i));
+        }
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    })
+    .expect("serve listens");
+    (i, port)
+}
+
+fn auth(c: &mut Rpc, token: &str) -> serde_json::Value {
+    c.line(
+        &json!({"jsonrpc": "2.0", "method": "auth", "params": {"token": token}, "id": 0})
+            .to_string(),
+    )
+}
+
+/// Is `port` listening on 127.0.0.1 only (per /proc/net/tcp)?
+fn listens_on_loopback_only(port: u16) -> bool {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default()
+        + &std::fs::read_to_string("/proc/net/tcp6").unwrap_or_default();
+    let want = format!(":{port:04X}");
+    let local: Vec<String> = table
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            // st 0A is LISTEN
+            (f.get(3) == Some(&"0A") && f.get(1).is_some_and(|a| a.ends_with(&want)))
+                .then(|| f[1].to_string())
+        })
+        .collect();
+    !local.is_empty() && local.iter().all(|a| a == &format!("0100007F{want}"))
+}
+
+#[test]
+fn tcp_needs_the_token_first() {
+    let mut sb = Sandbox::new("token");
+    let token_file = sb.root.join("token");
+    std::fs::write(&token_file, "s3cret-token\n").expect("token");
+    let tf = token_file.to_str().expect("path").to_string();
+    let (i, port) = serve_tcp(&mut sb, &["--token-file", &tf], &[]);
+    assert!(listens_on_loopback_only(port), "binds loopback only");
+
+    // Without auth: refused, and the connection is closed.
+    let mut c = Rpc::tcp(port);
+    let r = c.line(
+        &json!({"jsonrpc": "2.0", "method": "pty/status", "params": {}, "id": 1}).to_string(),
+    );
+    assert!(r.get("result").is_none(), "{r}");
+    assert_eq!(r["error"]["code"], -32000, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("auth"),
+        "{r}"
+    );
+    assert!(
+        c.read_response().is_none(),
+        "closed after a refused request"
+    );
+
+    // A wrong token: refused and closed as well.
+    let mut c = Rpc::tcp(port);
+    let r = auth(&mut c, "s3cret-tokeN");
+    assert_eq!(r["error"]["code"], -32000, "{r}");
+    assert!(c.read_response().is_none(), "closed after a wrong token");
+
+    // The right token first, then the protocol as on a Unix socket.
+    let mut c = Rpc::tcp(port);
+    let r = auth(&mut c, "s3cret-token");
+    assert_eq!(r["result"], json!({}), "{r}");
+    assert_eq!(r["id"], 0);
+    assert_eq!(c.ok("pty/status", json!({}))["running"], true);
+    c.ok(
+        "pty/write",
+        json!({"action": [{"text": "over tcp"}, {"key": "Enter"}]}),
+    );
+    c.wait_for("default", "over tcp\nover tcp");
+    assert_eq!(c.ok("pty/kill", json!({})), json!({}));
+    let st = sb.wait_child(i, CALL_LIMIT).expect("serve exits");
+    assert!(st.success(), "{st}");
+}
+
+#[test]
+fn tcp_without_a_token_file_makes_a_private_one() {
+    let mut sb = Sandbox::new("mktoken");
+    let (i, port) = serve_tcp(&mut sb, &[], &[]);
+    let path = sb.runtime().join(format!("serve-{port}.token"));
+    let token = std::fs::read_to_string(&path).expect("token file written");
+    let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    assert!(token.len() >= 32, "a long random token: {token:?}");
+    let mut c = Rpc::tcp(port);
+    assert_eq!(auth(&mut c, token.trim())["result"], json!({}));
+    assert_eq!(c.ok("pty/status", json!({}))["running"], true);
+    c.ok("pty/kill", json!({}));
+    sb.wait_child(i, CALL_LIMIT).expect("serve exits");
+    let said = sb.child_stderr(i);
+    assert!(
+        said.contains(path.to_str().expect("path")),
+        "tells where: {said:?}"
+    );
+    assert!(
+        !said.contains(token.trim()),
+        "never prints the token: {said:?}"
+    );
+}
+
+#[test]
+fn tcp_token_from_the_environment() {
+    let mut sb = Sandbox::new("envtoken");
+    let (_, port) = serve_tcp(&mut sb, &[], &[("PTYBROKER_TOKEN", "from-env")]);
+    let mut c = Rpc::tcp(port);
+    assert_eq!(auth(&mut c, "from-env")["result"], json!({}));
+    assert_eq!(c.ok("pty/status", json!({}))["running"], true);
+    c.ok("pty/kill", json!({}));
+}
+
+#[test]
+fn tcp_insecure_no_token_needs_no_auth() {
+    let mut sb = Sandbox::new("insecure");
+    let (i, port) = serve_tcp(&mut sb, &["--insecure-no-token"], &[]);
+    assert!(listens_on_loopback_only(port));
+    let mut c = Rpc::tcp(port);
+    assert_eq!(c.ok("pty/status", json!({}))["running"], true);
+    let e = c.err("pty/nope", json!({}));
+    assert_eq!(e["code"], -32601);
+    assert_eq!(c.ok("pty/status", json!({}))["running"], true);
+    let mut raw = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    raw.write_all(b"not json\n").expect("write");
+    drop(raw);
+    c.ok("pty/kill", json!({}));
+    let st = sb.wait_child(i, Duration::from_secs(30)).expect("exits");
+    assert!(st.success());
+}
