@@ -49,6 +49,9 @@ pub const SETTLE_DEBOUNCE: Duration = Duration::from_millis(2);
 /// Settling: the first look at the kernel comes this long after the last
 /// output or input; the debounce above then confirms it.
 pub const SETTLE_FIRST_LOOK: Duration = Duration::from_micros(500);
+/// Settling: how long a half-received escape sequence, an open
+/// synchronized-output frame or an unwritten terminal reply may hold it back.
+pub const SETTLE_FRAME_GRACE: Duration = Duration::from_millis(250);
 /// Settling: input counts as arrived once the program echoed or answered it,
 /// was seen working since, or this long passed (a key that changes nothing).
 pub const SETTLE_INPUT_GRACE: Duration = Duration::from_millis(50);

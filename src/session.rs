@@ -736,6 +736,21 @@ impl Session {
     }
 }
 
+/// A half-received escape sequence, an open synchronized-output frame or a
+/// terminal reply not yet written holds settling back, until this returns
+/// `None`. Not forever: a program that stops mid-frame (a sequence this
+/// emulator does not know the end of, a crashed frame) would otherwise never
+/// settle, so after [`limits::SETTLE_FRAME_GRACE`] of quiet it no longer
+/// counts.
+fn held_by_framing(st: &State, now: Instant) -> Option<Instant> {
+    let framing = st.screen.is_mid_sequence() || st.screen.modes().synchronized_output;
+    if !framing && st.answers.is_empty() {
+        return None;
+    }
+    let until = st.last_output.max(st.last_input) + limits::SETTLE_FRAME_GRACE;
+    (now < until).then_some(until)
+}
+
 /// When a wait should next ask the kernel.
 enum Due {
     Now,
@@ -761,9 +776,8 @@ impl KernelCheck {
         if st.exit.is_some() {
             return Due::Never;
         }
-        let framing = st.screen.is_mid_sequence() || st.screen.modes().synchronized_output;
-        if framing || !st.answers.is_empty() {
-            return Due::Never;
+        if let Some(until) = held_by_framing(st, now) {
+            return Due::At(until);
         }
         let quiet_at = st.last_output.max(st.last_input) + limits::SETTLE_FIRST_LOOK;
         let at = self.next.map_or(quiet_at, |n| n.max(quiet_at));
@@ -873,9 +887,8 @@ fn check(
         wake = Some(wake.map_or(at, |w: Instant| w.min(at)));
     }
     if let Some(spec) = until.settle.filter(|_| fallback_ok) {
-        let framing = st.screen.is_mid_sequence() || st.screen.modes().synchronized_output;
         let at = st.last_output.max(st.last_input) + spec.fallback;
-        if now >= at && !framing {
+        if now >= at && held_by_framing(st, now).is_none() {
             return (Some(Reason::Quiet), None);
         }
         wake = Some(wake.map_or(at, |w: Instant| w.min(at)));
