@@ -186,6 +186,14 @@ fn print_status(status: &Value) {
     );
 }
 
+/// Ask for the session's status and print it as the status line: the tail
+/// of every verb that acts without waiting for an answer.
+fn report_status(client: &Client, c: &Common) -> Result<(), Failure> {
+    let st = client.call("pty/status", Value::Object(c.params()))?;
+    print_status(&st);
+    Ok(())
+}
+
 fn print_output(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
@@ -351,8 +359,7 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
     out.insert("strip".into(), json!(!c.raw));
     let o = client.call("pty/output", Value::Object(out))?;
     print_output(o["data"].as_str().unwrap_or(""));
-    let st = client.call("pty/status", Value::Object(c.params()))?;
-    print_status(&st);
+    report_status(&client, &c)?;
     if matching.is_some() && w["reason"] == "exited" {
         return Err(Failure {
             message: "the program exited before the text appeared".into(),
@@ -464,8 +471,7 @@ fn send(p: &mut lexopt::Parser) -> Result<(), Failure> {
     if c.json {
         println!("{r}");
     }
-    let st = client.call("pty/status", Value::Object(c.params()))?;
-    print_status(&st);
+    report_status(&client, &c)?;
     Ok(())
 }
 
@@ -547,8 +553,7 @@ fn resize(p: &mut lexopt::Parser) -> Result<(), Failure> {
     params.extend(c.params());
     let client = Client::new();
     client.call("pty/resize", Value::Object(params))?;
-    let st = client.call("pty/status", Value::Object(c.params()))?;
-    print_status(&st);
+    report_status(&client, &c)?;
     Ok(())
 }
 
@@ -569,8 +574,7 @@ fn signal(p: &mut lexopt::Parser) -> Result<(), Failure> {
     params.insert("signal".into(), json!(sig));
     let client = Client::new();
     client.call("pty/signal", Value::Object(params))?;
-    let st = client.call("pty/status", Value::Object(c.params()))?;
-    print_status(&st);
+    report_status(&client, &c)?;
     Ok(())
 }
 
@@ -610,7 +614,6 @@ fn record(p: &mut lexopt::Parser) -> Result<(), Failure> {
     if let Some(path) = r["path"].as_str() {
         println!("{path} ({} events)", r["events"]);
     }
-    let st = client.call("pty/status", Value::Object(c.params()))?;
-    print_status(&st);
+    report_status(&client, &c)?;
     Ok(())
 }
