@@ -1,0 +1,49 @@
+//! Link the unwinder statically on glibc targets.
+//!
+//! Panics unwind (see the release profile in Cargo.toml), so std needs an
+//! unwinder; on `*-linux-gnu` it asks for `-lgcc_s`, the shared libgcc, which
+//! would make the binary depend on a library beyond libc. GCC ships the same
+//! unwinder as a static archive, `libgcc_eh.a`. When the C compiler knows
+//! one, we put a one-line linker script named `libgcc_s.so` in OUT_DIR that
+//! reads `INPUT(-lgcc_eh)` and put that directory first on the library path:
+//! the linker then takes the unwinder from the archive (about 20 KB of code)
+//! and the binary needs libc alone. Without `libgcc_eh.a` nothing changes.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let var = |k: &str| env::var(k).unwrap_or_default();
+    let static_crt = var("CARGO_CFG_TARGET_FEATURE")
+        .split(',')
+        .any(|f| f == "crt-static");
+    if var("CARGO_CFG_TARGET_OS") != "linux" || var("CARGO_CFG_TARGET_ENV") != "gnu" || static_crt {
+        return;
+    }
+    let cc = env::var("CC").unwrap_or_else(|_| "cc".into());
+    let Ok(out) = Command::new(&cc)
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+    else {
+        return;
+    };
+    let found = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    // `-print-file-name` echoes the bare name when it finds nothing.
+    if !out.status.success() || !found.is_absolute() || !found.exists() {
+        return;
+    }
+    let dir = PathBuf::from(var("OUT_DIR")).join("static-unwind");
+    let script = dir.join("libgcc_s.so");
+    if std::fs::create_dir_all(&dir).is_ok()
+        && std::fs::write(&script, format!("INPUT({})\n", quote(&found))).is_ok()
+    {
+        println!("cargo:rustc-link-search=native={}", dir.display());
+    }
+}
+
+/// A path as a linker-script file name (quoted: paths may hold spaces).
+fn quote(p: &Path) -> String {
+    format!("\"{}\"", p.display())
+}

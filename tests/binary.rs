@@ -1,0 +1,52 @@
+//! The binary needs libc alone (issue 8): std's unwinder comes from GCC's
+//! static `libgcc_eh.a` (see build.rs), not from the shared libgcc_s.
+
+use std::process::Command;
+
+fn needed_libraries(path: &str) -> Vec<String> {
+    let out = Command::new("readelf")
+        .args(["-d", path])
+        .output()
+        .expect("readelf (binutils) runs");
+    assert!(out.status.success(), "readelf -d {path} failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("(NEEDED)"))
+        .filter_map(|l| Some(l.split('[').nth(1)?.trim_end_matches(']').to_string()))
+        .collect()
+}
+
+#[test]
+fn needs_no_shared_library_beyond_libc() {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let eh = Command::new(cc)
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    if !eh.starts_with('/') {
+        eprintln!("no libgcc_eh.a here: build.rs leaves the unwinder shared, nothing to check");
+        return;
+    }
+    let needed = needed_libraries(env!("CARGO_BIN_EXE_ptybroker"));
+    assert!(!needed.is_empty(), "a dynamic binary names libc");
+    for lib in &needed {
+        assert!(
+            lib.starts_with("libc.so") || lib.starts_with("ld-linux"),
+            "the binary needs {lib} (all: {needed:?})"
+        );
+    }
+}
+
+#[test]
+fn a_panicking_thread_still_unwinds() {
+    // The daemon relies on unwinding to keep a bug in one thread from ending
+    // every session. Test binaries are linked like ptybroker (build.rs applies
+    // to every target of the package), so the static unwinder is the one here.
+    let caught = std::thread::spawn(|| {
+        let v: Vec<u8> = Vec::new();
+        v[std::hint::black_box(3)]
+    })
+    .join();
+    assert!(caught.is_err());
+}
