@@ -271,6 +271,9 @@ struct State {
     /// Transcript end when input was last written, and the last line of
     /// text that input held (see [`Session::last_input`]).
     input_at: u64,
+    /// When the last write of input began (`last_input` is when it ended;
+    /// a program may answer before the writer returns); `None` before any.
+    input_began: Option<Instant>,
     input_echo: Option<String>,
 }
 
@@ -291,6 +294,10 @@ struct Inner {
     stop_reader: Mutex<Option<OwnedFd>>,
     /// The mouse button a caller holds down (seed 003: one at a time).
     mouse_held: Mutex<Option<MouseButton>>,
+    /// The reader thread is between taking bytes off the master and
+    /// absorbing them: output is in our hands but not yet in the state, so
+    /// an empty master says nothing about whether the program is done.
+    reading: AtomicBool,
 }
 
 /// A running (or exited) program on a PTY. Dropping it kills the program.
@@ -370,12 +377,14 @@ impl Session {
                 mark: 0,
                 recorder,
                 input_at: 0,
+                input_began: None,
                 input_echo: None,
             }),
             changed: Condvar::new(),
             writer: Mutex::new(()),
             stop_reader: Mutex::new(Some(stop_tx)),
             mouse_held: Mutex::new(None),
+            reading: AtomicBool::new(false),
         });
         let reader = Arc::clone(&inner);
         thread::Builder::new()
@@ -544,6 +553,7 @@ impl Session {
         {
             let mut st = lock(&self.inner.state);
             st.last_input = Instant::now();
+            st.input_began = Some(st.last_input);
             st.input_at = st.transcript.end();
             st.input_echo = echo_line(bytes);
         }
@@ -710,7 +720,16 @@ impl Session {
     }
 
     /// Ask the kernel, now, whether the program waits for input; output still
-    /// queued in the terminal counts as not waiting.
+    /// on its way to us counts as not waiting.
+    ///
+    /// The order matters. The program is probed first: if it is blocked
+    /// reading, everything it wrote before is already inside the terminal.
+    /// Then the master is polled, and Linux's `n_tty_poll` flushes the
+    /// terminal's pending buffer work before it answers, so bytes written
+    /// by the program but not yet handed to the line discipline show as
+    /// readable here. Last, bytes the reader thread has already taken off the
+    /// master but not yet absorbed are covered by its `reading` flag (the
+    /// caller compares the output generation too).
     fn readiness_now(&self) -> Readiness {
         let master = self.inner.pty.master();
         let r = settle::probe(master, self.inner.pty.pts(), self.inner.pid);
@@ -723,6 +742,9 @@ impl Session {
             && fds[0].revents().contains(PollFlags::IN)
         {
             return Readiness::Busy("output is still arriving".into());
+        }
+        if self.inner.reading.load(Ordering::SeqCst) {
+            return Readiness::Busy("output is being read".into());
         }
         r
     }
@@ -801,11 +823,15 @@ impl KernelCheck {
         }
         match r {
             Readiness::Waiting => {
-                // The input must have visibly arrived: echoed or answered,
-                // or the program seen working since, or a grace period.
-                let arrived = st.last_output >= st.last_input
-                    || self.busy_at.is_some_and(|b| b >= st.last_input)
-                    || now >= st.last_input + limits::SETTLE_INPUT_GRACE;
+                // The input must have visibly arrived: echoed or answered
+                // (output since the write began: the answer may come before
+                // the writer returns), or the program seen working since, or
+                // a grace period.
+                let arrived = st.input_began.map_or(true, |began| {
+                    st.transcript.end() > st.input_at
+                        || self.busy_at.is_some_and(|b| b >= began)
+                        || now >= st.last_input + limits::SETTLE_INPUT_GRACE
+                });
                 if !arrived {
                     self.next = Some((now + FIRST).min(st.last_input + limits::SETTLE_INPUT_GRACE));
                     return false;
@@ -957,10 +983,17 @@ impl Inner {
                 self.flush_answers();
             }
             if rev.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR) {
-                match rustix::io::read(master, &mut buf) {
+                // Raised before the bytes leave the master, lowered once they
+                // are absorbed (see `readiness_now`).
+                self.reading.store(true, Ordering::SeqCst);
+                let got = rustix::io::read(master, &mut buf);
+                if let Ok(n @ 1..) = got {
+                    self.absorb(&buf[..n]);
+                }
+                self.reading.store(false, Ordering::SeqCst);
+                match got {
                     Ok(0) => break,
-                    Ok(n) => self.absorb(&buf[..n]),
-                    Err(Errno::AGAIN) | Err(Errno::INTR) => {}
+                    Ok(_) | Err(Errno::AGAIN) | Err(Errno::INTR) => {}
                     // EIO: every holder of the slave side is gone.
                     Err(_) => break,
                 }
