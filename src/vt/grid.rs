@@ -574,7 +574,56 @@ impl Scrollback {
 
 #[cfg(test)]
 mod tests {
-    use super::put_utf8;
+    use super::{put_utf8, Row, Scrollback, WRAPPED};
+    use crate::vt::cell::{Cell, Pen};
+
+    fn row(text: &str, styled: bool) -> Row {
+        let mut r = Row::new(12);
+        let pen = Pen {
+            fg: u32::from(styled),
+            ..Pen::default()
+        };
+        for (i, c) in text.chars().enumerate() {
+            r.cells[i] = Cell::new(c, if i % 2 == 0 { pen } else { Pen::default() });
+        }
+        r.touch(text.len(), !styled);
+        r.wrapped = styled;
+        r
+    }
+
+    /// Slot offsets are stream positions modulo 2^32 (text) and 2^31
+    /// (runs): lines read back the same across the wrap.
+    #[test]
+    fn history_offsets_wrap() {
+        let mut sb = Scrollback::new(3);
+        sb.text_base = u32::MAX - 20;
+        sb.runs_base = (WRAPPED - 3) & !WRAPPED;
+        let mut want = std::collections::VecDeque::new();
+        for i in 0..40 {
+            let text = format!("line{i:02}");
+            let styled = i % 3 == 1;
+            sb.push_row(&row(&text, styled));
+            want.push_back((text, styled));
+            if want.len() > 3 {
+                want.pop_front();
+            }
+            assert_eq!(sb.len(), want.len());
+            for (k, (text, styled)) in want.iter().enumerate() {
+                let line = sb.get(k).expect("line");
+                assert_eq!(&line.text(), text, "push {i}, line {k}");
+                assert_eq!(line.wrapped, *styled);
+                assert_eq!(!line.runs.is_empty(), *styled);
+                assert_eq!(
+                    line.to_row().cells[..text.len()],
+                    row(text, *styled).cells[..text.len()]
+                );
+            }
+            if i % 7 == 6 {
+                let (text, _) = want.pop_back().expect("pushed");
+                assert_eq!(sb.pop_back().map(|l| l.text()), Some(text));
+            }
+        }
+    }
 
     #[test]
     fn put_utf8_matches_encode_utf8() {
