@@ -1,6 +1,6 @@
 //! One session: a program on a PTY, the reader thread that feeds its screen
-//! and transcript, the waiter thread that reaps it, and the waits callers
-//! block on. Knows nothing of protocols; every front end calls these methods.
+//! and transcript and reaps the program (woken by a pidfd; a waiter thread
+//! does the reaping where there is none), and the waits callers block on. Knows nothing of protocols; every front end calls these methods.
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
@@ -386,16 +386,26 @@ impl Session {
             mouse_held: Mutex::new(None),
             reading: AtomicBool::new(false),
         });
+        // On Linux the reader thread also reaps the program, woken by a
+        // pidfd: one thread per session rather than two (each thread costs
+        // the touched pages of its stack). Without a pidfd, a waiter thread
+        // blocks in wait().
+        let (reap, waiter) = match child_pidfd(&child) {
+            Some(fd) => (Some((child, fd)), None),
+            None => (None, Some(child)),
+        };
         let reader = Arc::clone(&inner);
         thread::Builder::new()
             .name("pty-reader".into())
             .stack_size(128 * 1024)
-            .spawn(move || reader.read_loop(stop_rx))?;
-        let waiter = Arc::clone(&inner);
-        thread::Builder::new()
-            .name("pty-waiter".into())
-            .stack_size(64 * 1024)
-            .spawn(move || waiter.wait_child(child))?;
+            .spawn(move || reader.read_loop(stop_rx, reap))?;
+        if let Some(child) = waiter {
+            let waiter = Arc::clone(&inner);
+            thread::Builder::new()
+                .name("pty-waiter".into())
+                .stack_size(64 * 1024)
+                .spawn(move || waiter.wait_child(child))?;
+        }
         Ok(Session { inner })
     }
 
@@ -955,7 +965,10 @@ impl Drop for Session {
 }
 
 impl Inner {
-    fn read_loop(self: Arc<Self>, stop: OwnedFd) {
+    /// Feed the program's output to the screen and transcript until every
+    /// holder of the terminal is gone or `stop` is closed; with `reap` (the
+    /// child and its pidfd), also record its exit when it comes.
+    fn read_loop(self: Arc<Self>, stop: OwnedFd, mut reap: Option<(Child, OwnedFd)>) {
         let master = self.pty.master();
         // The master hands out at most a few KiB per read (the line
         // discipline's buffer); a larger buffer would only cost memory.
@@ -966,19 +979,33 @@ impl Inner {
             if want_out {
                 events |= PollFlags::OUT;
             }
-            let mut fds = [
-                PollFd::from_borrowed_fd(master, events),
-                PollFd::new(&stop, PollFlags::IN),
-            ];
-            match poll(&mut fds, None) {
-                Ok(_) => {}
-                Err(Errno::INTR) => continue,
-                Err(_) => break,
+            let (rev, stopped, exited) = {
+                let mut fds = [
+                    PollFd::from_borrowed_fd(master, events),
+                    PollFd::new(&stop, PollFlags::IN),
+                    // Sliced off below when there is no pidfd.
+                    PollFd::new(reap.as_ref().map_or(&stop, |(_, fd)| fd), PollFlags::IN),
+                ];
+                let n = if reap.is_some() { 3 } else { 2 };
+                match poll(&mut fds[..n], None) {
+                    Ok(_) => {}
+                    Err(Errno::INTR) => continue,
+                    Err(_) => break,
+                }
+                (
+                    fds[0].revents(),
+                    !fds[1].revents().is_empty(),
+                    n == 3 && !fds[2].revents().is_empty(),
+                )
+            };
+            if exited {
+                if let Some((child, _pidfd)) = reap.take() {
+                    self.wait_child(child);
+                }
             }
-            if !fds[1].revents().is_empty() {
+            if stopped {
                 break;
             }
-            let rev = fds[0].revents();
             if rev.contains(PollFlags::OUT) {
                 self.flush_answers();
             }
@@ -999,10 +1026,17 @@ impl Inner {
                 }
             }
         }
+        drop(buf);
         let mut st = lock(&self.state);
         st.output_closed = true;
         st.reader_done = true;
         self.changed.notify_all();
+        drop(st);
+        // The program may outlive its terminal (or the session be closed
+        // first): wait for it here, as the waiter thread would.
+        if let Some((child, _pidfd)) = reap {
+            self.wait_child(child);
+        }
     }
 
     fn absorb(&self, bytes: &[u8]) {
@@ -1044,7 +1078,7 @@ impl Inner {
         }
     }
 
-    fn wait_child(self: Arc<Self>, mut child: Child) {
+    fn wait_child(&self, mut child: Child) {
         let exit = match child.wait() {
             Ok(status) => match (status.code(), status.signal()) {
                 (Some(c), _) => Exit::Code(c),
@@ -1057,6 +1091,18 @@ impl Inner {
         st.exit = Some((exit, Instant::now()));
         self.changed.notify_all();
     }
+}
+
+/// A pidfd for the session's child, readable once it has exited.
+#[cfg(target_os = "linux")]
+fn child_pidfd(child: &Child) -> Option<OwnedFd> {
+    let pid = Pid::from_raw(i32::try_from(child.id()).ok()?)?;
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn child_pidfd(_child: &Child) -> Option<OwnedFd> {
+    None
 }
 
 /// Write all of `bytes` to a non-blocking fd, waiting for room up to `limit`.

@@ -1,11 +1,15 @@
 //! The transcript: a bounded ring of everything a program wrote, addressed by
 //! absolute byte offsets so that incremental reads never repeat and never skip
 //! silently (a read from before the ring's start reports what was dropped).
+//!
+//! The bytes live in fixed-size blocks ([`crate::blocks`]): a session that
+//! wrote 80 KiB holds about 80 KiB, not a doubled buffer and the copies it
+//! was grown through.
 
-use std::collections::VecDeque;
+use crate::blocks::Blocks;
 
 pub struct Transcript {
-    buf: VecDeque<u8>,
+    buf: Blocks<u8>,
     /// Absolute offset of `buf[0]`.
     start: u64,
     limit: usize,
@@ -26,7 +30,7 @@ pub struct Chunk {
 impl Transcript {
     pub fn new(limit: usize) -> Transcript {
         Transcript {
-            buf: VecDeque::new(),
+            buf: Blocks::default(),
             start: 0,
             limit: limit.max(1),
         }
@@ -50,17 +54,17 @@ impl Transcript {
         let bytes = if bytes.len() > self.limit {
             let cut = bytes.len() - self.limit;
             self.start += self.buf.len() as u64 + cut as u64;
-            self.buf.clear();
+            self.buf.drop_front(self.buf.len());
             &bytes[cut..]
         } else {
             bytes
         };
         let over = (self.buf.len() + bytes.len()).saturating_sub(self.limit);
         if over > 0 {
-            self.buf.drain(..over);
+            self.buf.drop_front(over);
             self.start += over as u64;
         }
-        self.buf.extend(bytes);
+        self.buf.extend_from_slice(bytes);
     }
 
     /// Up to `max` bytes from absolute offset `from` (clamped to what is held).
@@ -71,16 +75,7 @@ impl Transcript {
         let begin = from.max(self.start);
         let skip = (begin - self.start) as usize;
         let take = ((end - begin) as usize).min(max);
-        let (a, b) = self.buf.as_slices();
-        let mut data = Vec::with_capacity(take);
-        if skip < a.len() {
-            let n = take.min(a.len() - skip);
-            data.extend_from_slice(&a[skip..skip + n]);
-            data.extend_from_slice(&b[..take - n]);
-        } else {
-            let s = skip - a.len();
-            data.extend_from_slice(&b[s..s + take]);
-        }
+        let data = self.buf.to_vec(skip..skip + take);
         Chunk {
             data,
             start: begin,

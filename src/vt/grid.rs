@@ -3,13 +3,15 @@
 //! A visible [`Row`] is a plain `Vec<Cell>` (fast to overwrite). A row that
 //! scrolls off the top is encoded as its text in UTF-8 plus style runs,
 //! trailing blanks trimmed, appended end to end to the [`Scrollback`]'s
-//! rings. An 80-column line of plain text costs about 110 bytes that way
-//! (with its slot), against 1280 as cells, which is what keeps 10,000 lines
+//! rings. An 80-column line of plain text costs 88 bytes that way (with its
+//! 8-byte slot), against 1280 as cells, which is what keeps 10,000 lines
 //! of history under a couple of MiB.
 
 use std::collections::VecDeque;
+use std::ops::Range;
 
 use super::cell::{char_width, Cell, Pen, SPACER, WIDE};
+use crate::blocks::Blocks;
 
 /// Most combining marks kept on one cell; a flood of them is dropped.
 const MAX_MARKS: usize = 16;
@@ -396,40 +398,41 @@ impl Line {
     }
 }
 
-/// Make room for `more` items, growing by a quarter rather than doubling:
-/// the history is long-lived, and slack is memory every session holds.
-fn grow<T>(ring: &mut VecDeque<T>, more: usize) {
-    if ring.capacity() - ring.len() < more {
-        ring.reserve_exact(more.max(ring.len() / 4).max(64));
-    }
+/// Where one history line starts in [`Scrollback`]'s rings: offsets in
+/// the streams of every text byte and every run ever pushed, modulo 2^32
+/// (the rings are kept shorter than that, so differences are exact). A
+/// line ends where the next one starts. Eight bytes a line.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    text: u32,
+    /// The runs' offset in the low 31 bits; the top bit is `wrapped`.
+    runs: u32,
 }
 
-/// Where one history line's parts are in [`Scrollback`]'s rings.
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    /// Offset of the text in the stream of every byte ever pushed.
-    text: u64,
-    /// Offset of the runs in the stream of every run ever pushed.
-    runs: u64,
-    text_len: u32,
-    runs_len: u16,
-    wrapped: bool,
-}
+const WRAPPED: u32 = 1 << 31;
+
+/// Most text bytes and runs the rings hold, whatever the line limit: keeps
+/// the offsets of [`Slot`] exact (far above 10,000 lines of 1000 columns
+/// of plain text).
+const MAX_TEXT: usize = 1 << 31;
+const MAX_RUNS: usize = 1 << 30;
 
 /// The primary screen's history: a bounded queue of lines, oldest first.
 ///
 /// Lines leave in the order they came, so their text and runs live end to
-/// end in two rings rather than in an allocation each: pushing a line is a
-/// copy into the ring, and evicting the oldest is moving the ring's head
-/// (no malloc or free per line, no allocator overhead per line).
+/// end in rings of fixed-size blocks ([`crate::blocks`]) rather than in an
+/// allocation each: pushing a line is a copy into the ring, and evicting
+/// the oldest is moving the ring's head (no malloc or free per line, no
+/// allocator overhead per line, no ring reallocated and copied as the
+/// history grows).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Scrollback {
-    lines: VecDeque<Slot>,
-    text: VecDeque<u8>,
-    runs: VecDeque<(u16, Pen)>,
-    /// Stream offsets of `text[0]` and `runs[0]`.
-    text_base: u64,
-    runs_base: u64,
+    lines: Blocks<Slot>,
+    text: Blocks<u8>,
+    runs: Blocks<(u16, Pen)>,
+    /// Stream offsets (modulo 2^32 and 2^31) of `text[0]` and `runs[0]`.
+    text_base: u32,
+    runs_base: u32,
     limit: usize,
     scratch: Scratch,
 }
@@ -478,28 +481,49 @@ impl Scrollback {
         row.wrapped = false;
     }
 
+    /// Where line `i`'s text and runs are in the rings, and whether it
+    /// wrapped.
+    #[inline]
+    fn place(&self, i: usize) -> Option<(Range<usize>, Range<usize>, bool)> {
+        let s = self.lines.get(i)?;
+        let text = |s: Slot| s.text.wrapping_sub(self.text_base) as usize;
+        let runs = |s: Slot| (s.runs.wrapping_sub(self.runs_base) & !WRAPPED) as usize;
+        let (text_end, runs_end) = match self.lines.get(i + 1) {
+            Some(next) => (text(next), runs(next)),
+            None => (self.text.len(), self.runs.len()),
+        };
+        Some((text(s)..text_end, runs(s)..runs_end, s.runs & WRAPPED != 0))
+    }
+
+    fn pop_front(&mut self) {
+        // The first line starts the rings: it ends where the second starts.
+        let (text, runs) = match self.place(1) {
+            Some((text, runs, _)) => (text.start, runs.start),
+            None => (self.text.len(), self.runs.len()),
+        };
+        self.lines.drop_front(1);
+        self.text.drop_front(text);
+        self.runs.drop_front(runs);
+        self.text_base = self.text_base.wrapping_add(text as u32);
+        self.runs_base = self.runs_base.wrapping_add(runs as u32) & !WRAPPED;
+    }
+
     fn push_parts(&mut self, text: &[u8], runs: &[(u16, Pen)], wrapped: bool) {
-        if self.lines.len() >= self.limit {
-            if let Some(old) = self.lines.pop_front() {
-                self.text.drain(..old.text_len as usize);
-                self.runs.drain(..usize::from(old.runs_len));
-                self.text_base += u64::from(old.text_len);
-                self.runs_base += u64::from(old.runs_len);
-            }
+        while !self.lines.is_empty()
+            && (self.lines.len() >= self.limit
+                || self.text.len() + text.len() > MAX_TEXT
+                || self.runs.len() + runs.len() > MAX_RUNS)
+        {
+            self.pop_front();
         }
         let slot = Slot {
-            text: self.text_base + self.text.len() as u64,
-            runs: self.runs_base + self.runs.len() as u64,
-            text_len: text.len() as u32,
-            runs_len: runs.len() as u16,
-            wrapped,
+            text: self.text_base.wrapping_add(self.text.len() as u32),
+            runs: (self.runs_base.wrapping_add(self.runs.len() as u32) & !WRAPPED)
+                | if wrapped { WRAPPED } else { 0 },
         };
-        grow(&mut self.text, text.len());
-        grow(&mut self.runs, runs.len());
-        grow(&mut self.lines, 1);
-        self.text.extend(text);
-        self.runs.extend(runs);
-        self.lines.push_back(slot);
+        self.text.extend_from_slice(text);
+        self.runs.extend_from_slice(runs);
+        self.lines.push(slot);
     }
 
     pub fn len(&self) -> usize {
@@ -508,41 +532,31 @@ impl Scrollback {
 
     /// History line `i` (0 = oldest), copied out.
     pub fn get(&self, i: usize) -> Option<Line> {
-        let s = self.lines.get(i)?;
-        let t = (s.text - self.text_base) as usize;
-        let r = (s.runs - self.runs_base) as usize;
+        let (text, runs, wrapped) = self.place(i)?;
         Some(Line {
-            text: self
-                .text
-                .range(t..t + s.text_len as usize)
-                .copied()
-                .collect(),
-            runs: self
-                .runs
-                .range(r..r + usize::from(s.runs_len))
-                .copied()
-                .collect(),
-            wrapped: s.wrapped,
+            text: self.text.to_vec(text).into_boxed_slice(),
+            runs: self.runs.to_vec(runs).into_boxed_slice(),
+            wrapped,
         })
     }
 
     /// Heap bytes held by the history (rings, slots and scratch).
     pub fn heap_bytes(&self) -> usize {
         let run = std::mem::size_of::<(u16, Pen)>();
-        self.lines.capacity() * std::mem::size_of::<Slot>()
-            + self.text.capacity()
-            + self.runs.capacity() * run
+        self.lines.heap_bytes()
+            + self.text.heap_bytes()
+            + self.runs.heap_bytes()
             + self.scratch.text.capacity()
             + self.scratch.runs.capacity() * run
     }
 
     pub fn pop_back(&mut self) -> Option<Line> {
-        let line = self.get(self.lines.len().checked_sub(1)?)?;
-        if let Some(s) = self.lines.pop_back() {
-            self.text.truncate(self.text.len() - s.text_len as usize);
-            self.runs
-                .truncate(self.runs.len() - usize::from(s.runs_len));
-        }
+        let last = self.lines.len().checked_sub(1)?;
+        let line = self.get(last)?;
+        let (text, runs, _) = self.place(last)?;
+        self.lines.truncate_back(1);
+        self.text.truncate_back(text.len());
+        self.runs.truncate_back(runs.len());
         Some(line)
     }
 
@@ -560,7 +574,56 @@ impl Scrollback {
 
 #[cfg(test)]
 mod tests {
-    use super::put_utf8;
+    use super::{put_utf8, Row, Scrollback, WRAPPED};
+    use crate::vt::cell::{Cell, Pen};
+
+    fn row(text: &str, styled: bool) -> Row {
+        let mut r = Row::new(12);
+        let pen = Pen {
+            fg: u32::from(styled),
+            ..Pen::default()
+        };
+        for (i, c) in text.chars().enumerate() {
+            r.cells[i] = Cell::new(c, if i % 2 == 0 { pen } else { Pen::default() });
+        }
+        r.touch(text.len(), !styled);
+        r.wrapped = styled;
+        r
+    }
+
+    /// Slot offsets are stream positions modulo 2^32 (text) and 2^31
+    /// (runs): lines read back the same across the wrap.
+    #[test]
+    fn history_offsets_wrap() {
+        let mut sb = Scrollback::new(3);
+        sb.text_base = u32::MAX - 20;
+        sb.runs_base = (WRAPPED - 3) & !WRAPPED;
+        let mut want = std::collections::VecDeque::new();
+        for i in 0..40 {
+            let text = format!("line{i:02}");
+            let styled = i % 3 == 1;
+            sb.push_row(&row(&text, styled));
+            want.push_back((text, styled));
+            if want.len() > 3 {
+                want.pop_front();
+            }
+            assert_eq!(sb.len(), want.len());
+            for (k, (text, styled)) in want.iter().enumerate() {
+                let line = sb.get(k).expect("line");
+                assert_eq!(&line.text(), text, "push {i}, line {k}");
+                assert_eq!(line.wrapped, *styled);
+                assert_eq!(!line.runs.is_empty(), *styled);
+                assert_eq!(
+                    line.to_row().cells[..text.len()],
+                    row(text, *styled).cells[..text.len()]
+                );
+            }
+            if i % 7 == 6 {
+                let (text, _) = want.pop_back().expect("pushed");
+                assert_eq!(sb.pop_back().map(|l| l.text()), Some(text));
+            }
+        }
+    }
 
     #[test]
     fn put_utf8_matches_encode_utf8() {
