@@ -1,6 +1,7 @@
 //! One session: a program on a PTY, the reader thread that feeds its screen
 //! and transcript and reaps the program (woken by a pidfd; a waiter thread
-//! does the reaping where there is none), and the waits callers block on. Knows nothing of protocols; every front end calls these methods.
+//! does the reaping where there is none), and the waits callers block on.
+//! Knows nothing of protocols; every front end calls these methods.
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
