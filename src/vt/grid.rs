@@ -1,6 +1,8 @@
 //! Rows of cells, and the compact history the scrollback keeps.
 //!
-//! A visible [`Row`] is a plain `Vec<Cell>` (fast to overwrite). A row that
+//! A visible [`Row`] is a plain `Vec<Cell>` (fast to overwrite), or no
+//! cells at all while it has never been written: most of an idle session's
+//! screen is such rows, which cost nothing (see [`Row::cells_mut`]). A row that
 //! scrolls off the top is encoded as its text in UTF-8 plus style runs,
 //! trailing blanks trimmed, appended end to end to the [`Scrollback`]'s
 //! rings. An 80-column line of plain text costs 88 bytes that way (with its
@@ -19,6 +21,11 @@ const MAX_MARKS: usize = 16;
 /// One row of the visible grid.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Row {
+    /// Either the row's `cols` cells, or none: a row that was never written
+    /// (or was erased to default blanks while it held no text) keeps no
+    /// cells and reads as `cols` default blanks. Writers go through
+    /// [`Row::cells_mut`]; readers see an empty slice, past which every
+    /// cell is blank anyway.
     pub cells: Vec<Cell>,
     /// The row's last cell was followed by an automatic wrap: the next row
     /// continues the same logical line (what reflow on resize joins).
@@ -35,9 +42,10 @@ pub(crate) struct Row {
 }
 
 impl Row {
-    pub fn new(cols: usize) -> Row {
+    /// A blank row: no cells until the first write.
+    pub fn new(_cols: usize) -> Row {
         Row {
-            cells: vec![Cell::BLANK; cols],
+            cells: Vec::new(),
             wrapped: false,
             marks: Vec::new(),
             extent: 0,
@@ -45,10 +53,35 @@ impl Row {
         }
     }
 
-    /// Blank the whole row with `fill`, keeping its allocation.
+    /// The row's `cols` cells, to write: a row without cells gets them now
+    /// (blank; no allocation if it kept its buffer).
+    #[inline]
+    pub fn cells_mut(&mut self, cols: usize) -> &mut [Cell] {
+        if self.cells.len() != cols {
+            self.materialise(cols);
+        }
+        &mut self.cells
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn materialise(&mut self, cols: usize) {
+        self.cells.resize(cols, Cell::BLANK);
+    }
+
+    /// Whether the row has no cells (all default blanks, none stored).
+    #[inline]
+    pub fn is_lazy(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// Blank the whole row with `fill`, keeping its allocation: a row that
+    /// scrolls away is about to be written again (a log scrolling, a
+    /// program redrawing), and reusing its cells costs no malloc or free.
+    /// A row without cells stays without when `fill` is the default blank.
     pub fn reset(&mut self, cols: usize, fill: Cell) {
-        if fill == Cell::BLANK && self.cells.len() == cols {
-            let end = self.extent.min(cols);
+        if fill == Cell::BLANK && (self.cells.len() == cols || self.cells.is_empty()) {
+            let end = self.extent.min(self.cells.len());
             self.cells[..end].fill(fill);
             self.extent = 0;
             self.plain = true;
@@ -60,6 +93,22 @@ impl Row {
         }
         self.wrapped = false;
         self.marks.clear();
+    }
+
+    /// Erase the whole row (ED, EL 2): [`Row::reset`], except that a row
+    /// that held no text since its last erase gives its cells back. A
+    /// program that redraws every row keeps them (it writes between two
+    /// erases); a row left blank is released the second time it is erased,
+    /// and from then on erasing it costs nothing.
+    pub fn erase(&mut self, cols: usize, fill: Cell) {
+        if fill == Cell::BLANK && self.extent == 0 && self.cells.capacity() != 0 {
+            self.cells = Vec::new();
+            self.wrapped = false;
+            self.marks.clear();
+            self.plain = true;
+        } else {
+            self.reset(cols, fill);
+        }
     }
 
     /// Note a write of cells up to `end`; `plain` says whether they were
@@ -154,7 +203,9 @@ impl Row {
     /// half of a wide character.
     pub fn set_width(&mut self, cols: usize) {
         self.extent = self.extent.min(cols);
-        if cols < self.cells.len() {
+        if self.cells.is_empty() {
+            self.marks.retain(|&(c, _)| (c as usize) < cols);
+        } else if cols < self.cells.len() {
             self.cells.truncate(cols);
             if let Some(last) = self.cells.last_mut() {
                 if last.is_wide() {
@@ -171,6 +222,9 @@ impl Row {
 impl Row {
     /// Check the invariants the fast paths rely on (for tests).
     pub fn check(&self) -> Result<(), String> {
+        if self.cells.is_empty() && (self.extent != 0 || !self.plain || !self.marks.is_empty()) {
+            return Err("row without cells has text".into());
+        }
         if let Some(i) = self.cells[self.extent.min(self.cells.len())..]
             .iter()
             .position(|c| *c != Cell::BLANK)
@@ -461,7 +515,12 @@ impl Scrollback {
     /// reuse ([`Row::reset`]). A plain row leaving for a blank one (the
     /// common case: a log scrolling) is read and blanked in the same pass.
     pub fn push_and_reset(&mut self, row: &mut Row, cols: usize, fill: Cell) {
-        if self.limit == 0 || !row.plain || fill != Cell::BLANK || row.cells.len() != cols {
+        let lazy = row.cells.is_empty();
+        if self.limit == 0
+            || !row.plain
+            || fill != Cell::BLANK
+            || (row.cells.len() != cols && !lazy)
+        {
             self.push_row(row);
             row.reset(cols, fill);
             return;
@@ -584,7 +643,7 @@ mod tests {
             ..Pen::default()
         };
         for (i, c) in text.chars().enumerate() {
-            r.cells[i] = Cell::new(c, if i % 2 == 0 { pen } else { Pen::default() });
+            r.cells_mut(12)[i] = Cell::new(c, if i % 2 == 0 { pen } else { Pen::default() });
         }
         r.touch(text.len(), !styled);
         r.wrapped = styled;

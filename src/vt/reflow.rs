@@ -207,15 +207,19 @@ fn reflow(
                 end -= 1;
             }
             let mut r = Row::new(cols);
-            r.cells[..end - pos].copy_from_slice(&line.cells[pos..end]);
-            r.touch(end - pos, false);
-            // Only a one-column screen can cut a wide character: blank it.
             let len = end - pos;
-            if len > 0 && r.cells[len - 1].is_wide() {
-                r.cells[len - 1] = Cell::erased(r.cells[len - 1].pen());
-            }
-            if r.cells[0].is_spacer() {
-                r.cells[0] = Cell::erased(r.cells[0].pen());
+            // An empty line stays a row without cells.
+            if len > 0 {
+                let cells = r.cells_mut(cols);
+                cells[..len].copy_from_slice(&line.cells[pos..end]);
+                // Only a one-column screen can cut a wide character: blank it.
+                if cells[len - 1].is_wide() {
+                    cells[len - 1] = Cell::erased(cells[len - 1].pen());
+                }
+                if cells[0].is_spacer() {
+                    cells[0] = Cell::erased(cells[0].pen());
+                }
+                r.touch(len, false);
             }
             r.marks = line
                 .marks

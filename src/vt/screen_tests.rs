@@ -1,6 +1,7 @@
 //! Byte-level tests of the screen, one group per sequence family.
 
 use super::*;
+use crate::vt::cell::Cell;
 use crate::vt::{Color, Style};
 
 fn screen(cols: u16, rows: u16, bytes: &[u8]) -> Screen {
@@ -592,4 +593,178 @@ fn resize_clamps_cursor_and_margins() {
     assert!(c.row < 5 && c.col < 5);
     s.feed(b"\x1b[5;1H\n\n");
     assert_eq!(cur(&s), (4, 0));
+}
+
+// ---- rows without cells (issue 8) ----------------------------------------------
+
+/// Which visible rows hold no cells.
+fn lazy(s: &Screen) -> Vec<bool> {
+    s.term.grid.iter().map(|r| r.is_lazy()).collect()
+}
+
+/// A blank screen whose every row holds cells (written, then erased).
+fn materialised(cols: u16, rows: u16) -> Screen {
+    let mut s = Screen::new(cols, rows, 100);
+    for r in 1..=rows {
+        s.feed(format!("\x1b[{r};1H{}", "x".repeat(usize::from(cols))).as_bytes());
+    }
+    s.feed(b"\x1b[H\x1b[2J");
+    assert!(lazy(&s).iter().all(|&l| !l));
+    s
+}
+
+/// Both screens read the same in every format a caller can ask for.
+fn same_everywhere(a: &Screen, b: &Screen, what: &str) {
+    assert_eq!(a.text(), b.text(), "{what}: text");
+    assert_eq!(a.render_ansi(), b.render_ansi(), "{what}: ansi");
+    for r in 0..usize::from(a.rows()) {
+        assert_eq!(a.row_runs(r), b.row_runs(r), "{what}: runs of row {r}");
+    }
+    assert_eq!(a.scrollback_len(), b.scrollback_len(), "{what}: history");
+    for i in 0..a.scrollback_len() {
+        assert_eq!(
+            a.scrollback_row_runs(i),
+            b.scrollback_row_runs(i),
+            "{what}: history {i}"
+        );
+    }
+    assert_eq!(a.cursor(), b.cursor(), "{what}: cursor");
+    assert_eq!(
+        crate::frame::frame_json(a),
+        crate::frame::frame_json(b),
+        "{what}: json"
+    );
+    assert_eq!(crate::frame::svg(a), crate::frame::svg(b), "{what}: svg");
+    a.check_invariants()
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    b.check_invariants()
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+}
+
+#[test]
+fn never_written_rows_hold_no_cells_and_read_as_blanks() {
+    let fresh = Screen::new(12, 4, 100);
+    assert_eq!(lazy(&fresh), [true; 4]);
+    same_everywhere(&fresh, &materialised(12, 4), "fresh");
+    assert_eq!(rows(&fresh), ["", "", "", ""]);
+}
+
+/// The same bytes on a screen of rows without cells and on one whose rows
+/// hold blank cells give the same screen.
+fn same_from_either_start(cols: u16, rows: u16, bytes: &[u8]) -> Screen {
+    let mut fresh = Screen::new(cols, rows, 100);
+    let mut full = materialised(cols, rows);
+    fresh.feed(bytes);
+    full.feed(bytes);
+    same_everywhere(&fresh, &full, &String::from_utf8_lossy(bytes));
+    fresh
+}
+
+#[test]
+fn background_colour_erase_of_rows_without_cells_colours_them() {
+    let blue = Style {
+        bg: Color::Indexed(4),
+        ..Style::default()
+    };
+    // EL 0, ECH, EL 1, ICH and DCH, each on a row never written.
+    let s = same_from_either_start(
+        6,
+        6,
+        b"\x1b[44m\x1b[2;3H\x1b[K\x1b[3;2H\x1b[2X\x1b[4;1H\x1b[1K\x1b[5;5H\x1b[@\x1b[6;6H\x1b[P",
+    );
+    assert_eq!(lazy(&s), [true, false, false, false, false, false]);
+    let runs = s.row_runs(1);
+    assert_eq!(runs.len(), 2);
+    assert_eq!(
+        (runs[0].text.as_str(), runs[0].style),
+        ("  ", Style::default())
+    );
+    assert_eq!((runs[1].text.as_str(), runs[1].style), ("    ", blue));
+    assert_eq!(s.row_runs(3)[0].style, blue);
+    // ED 2 and EL 2 with a background colour every row.
+    let s = same_from_either_start(6, 3, b"\x1b[41m\x1b[2J\x1b[0m\x1b[3;1H\x1b[42m\x1b[2K");
+    assert_eq!(lazy(&s), [false; 3]);
+    for r in 0..3 {
+        assert_eq!(s.row_runs(r)[0].text, "      ", "row {r}");
+    }
+    // Erasing with the default background leaves them without cells.
+    let s = same_from_either_start(
+        6,
+        3,
+        b"\x1b[31m\x1b[2;3H\x1b[K\x1b[X\x1b[1K\x1b[@\x1b[P\x1b[J",
+    );
+    assert_eq!(lazy(&s), [true; 3]);
+}
+
+#[test]
+fn cursor_movement_then_a_write_fills_the_row_before_it() {
+    let s = same_from_either_start(10, 4, b"\x1b[3;7Hx\x1b[2;4H\xcc\x81\x1b[4;9H\xe4\xb8\xad");
+    assert_eq!(rows(&s), ["", "   \u{301}", "      x", "        中"]);
+    assert_eq!(lazy(&s), [true, false, false, false]);
+    // Scrolling, inserting and deleting lines around rows without cells.
+    same_from_either_start(
+        8,
+        5,
+        b"\x1b[2;1Ha\x1b[5;1H\n\nb\x1b[2;4r\x1b[3;1H\x1b[L\x1bM\x1b[2M\x1b[S\x1b[T\x1b[r",
+    );
+    same_from_either_start(8, 5, b"\x1b[?1049h\x1b[3;3Hz\x1b[?1049l\x1b[4;1Hy");
+}
+
+#[test]
+fn resize_and_reflow_keep_rows_without_cells_blank() {
+    // A wrapped line, a row never written between lines, history.
+    let bytes = b"0\r\n1\r\n2\r\n$ abcdefghijklm\r\n\r\nnext\x1b[5;3H";
+    for (cols, rows) in [(5, 6), (20, 6), (13, 3), (13, 9), (1, 2), (40, 12)] {
+        let mut fresh = Screen::new(13, 6, 100);
+        let mut full = materialised(13, 6);
+        fresh.feed(bytes);
+        full.feed(bytes);
+        fresh.resize(cols, rows);
+        full.resize(cols, rows);
+        same_everywhere(&fresh, &full, &format!("{cols}x{rows}"));
+        fresh.feed(b"\x1b[Hw");
+        full.feed(b"\x1b[Hw");
+        same_everywhere(&fresh, &full, &format!("{cols}x{rows}, written"));
+    }
+    // Rows a resize adds, and rows that were blank, hold no cells.
+    let mut s = screen(10, 3, b"a\r\n\r\nb");
+    assert_eq!(lazy(&s), [false, true, false]);
+    s.resize(20, 5);
+    assert_eq!(lazy(&s), [false, true, false, true, true]);
+    s.resize(20, 8);
+    assert_eq!(lazy(&s)[3..], [true; 5]);
+}
+
+#[test]
+fn erasing_releases_cells_without_thrashing() {
+    // Blank lines scrolling in allocate nothing.
+    let s = screen(80, 24, &[b'\n'; 200]);
+    assert_eq!(lazy(&s), [true; 24]);
+    assert_eq!(s.scrollback_len(), 100);
+    // A program redrawing every row keeps its rows' cells from frame to
+    // frame: no free and malloc per row per frame.
+    let frame = |n: usize| -> Vec<u8> {
+        let mut f = b"\x1b[H\x1b[2J".to_vec();
+        for r in 1..=24 {
+            f.extend_from_slice(format!("\x1b[{r};1Hframe {n} row {r}\x1b[K").as_bytes());
+        }
+        f
+    };
+    let mut s = Screen::new(80, 24, 100);
+    s.feed(&frame(0));
+    let heap = s.heap_bytes();
+    let cells: Vec<*const Cell> = s.term.grid.iter().map(|r| r.cells.as_ptr()).collect();
+    for n in 1..20 {
+        s.feed(&frame(n));
+    }
+    assert_eq!(s.heap_bytes(), heap);
+    let now: Vec<*const Cell> = s.term.grid.iter().map(|r| r.cells.as_ptr()).collect();
+    assert_eq!(cells, now, "rows kept their cells");
+    // A row left blank gives its cells back the second time it is erased.
+    s.feed(b"\x1b[2J");
+    assert_eq!(lazy(&s), [false; 24]);
+    s.feed(b"\x1b[1;1Hprompt\x1b[2J");
+    assert!(!lazy(&s)[0], "written since the last erase");
+    assert_eq!(lazy(&s)[1..], [true; 23]);
+    assert!(s.heap_bytes() < heap / 10, "{} of {heap}", s.heap_bytes());
 }

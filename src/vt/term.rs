@@ -186,20 +186,21 @@ impl Term {
         }
         let (row, col) = (self.row, self.col);
         self.split_wide(row, col, col + w);
-        let pen = self.pen;
+        let (pen, cols) = (self.pen, self.cols);
         let r = &mut self.grid[row];
-        r.clear_marks(col, col + w);
-        r.touch(col + w, w == 1 && c.is_ascii() && pen == Pen::default());
+        let cells = r.cells_mut(cols);
         let mut cell = Cell::new(c, pen);
         if w == 2 {
             cell.flags = WIDE;
-            r.cells[col] = cell;
+            cells[col] = cell;
             cell.ch = ' ';
             cell.flags = SPACER;
-            r.cells[col + 1] = cell;
+            cells[col + 1] = cell;
         } else {
-            r.cells[col] = cell;
+            cells[col] = cell;
         }
+        r.clear_marks(col, col + w);
+        r.touch(col + w, w == 1 && c.is_ascii() && pen == Pen::default());
         self.advance(w);
     }
 
@@ -237,7 +238,7 @@ impl Term {
     fn put_chars(&mut self, chars: &[char]) -> usize {
         let (pen, cols, start) = (self.pen, self.cols, self.col);
         let r = &mut self.grid[self.row];
-        let cells = &mut r.cells[..cols];
+        let cells = r.cells_mut(cols);
         let mut col = start;
         let mut ascii = true;
         let mut n = 0;
@@ -306,6 +307,7 @@ impl Term {
     #[inline]
     fn write_ascii(&mut self, row: usize, col: usize, bytes: &[u8], pen: Pen) {
         let r = &mut self.grid[row];
+        r.cells_mut(self.cols);
         r.clear_marks(col, col + bytes.len());
         r.touch(col + bytes.len(), pen == Pen::default());
         let base = Cell::new(' ', pen);
@@ -336,8 +338,9 @@ impl Term {
         } else {
             return;
         };
+        let cols = self.cols;
         let r = &mut self.grid[self.row];
-        if r.cells[col].is_spacer() && col > 0 {
+        if r.cells_mut(cols)[col].is_spacer() && col > 0 {
             col -= 1;
         }
         r.add_mark(col, c);
@@ -529,19 +532,22 @@ impl Term {
             return;
         }
         self.split_wide(row, start, end);
-        let fill = self.blank();
+        let (fill, cols) = (self.blank(), self.cols);
         let r = &mut self.grid[row];
+        if fill == Cell::BLANK && r.is_lazy() {
+            return;
+        }
+        r.cells_mut(cols)[start..end].fill(fill);
         if fill != Cell::BLANK {
             r.touch(end, false);
         }
-        r.cells[start..end].fill(fill);
         r.clear_marks(start, end);
     }
 
     fn erase_row(&mut self, row: usize) {
         let fill = self.blank();
         let cols = self.cols;
-        self.grid[row].reset(cols, fill);
+        self.grid[row].erase(cols, fill);
     }
 
     /// EL.
@@ -600,6 +606,10 @@ impl Term {
         self.split_wide(row, col, col);
         let fill = self.blank();
         let r = &mut self.grid[row];
+        if fill == Cell::BLANK && r.is_lazy() {
+            return;
+        }
+        r.cells_mut(cols);
         let extent = (r.extent + n).min(cols);
         r.touch(extent, true);
         if fill != Cell::BLANK {
@@ -628,6 +638,10 @@ impl Term {
         self.split_wide(row, col, col + n);
         let fill = self.blank();
         let r = &mut self.grid[row];
+        if fill == Cell::BLANK && r.is_lazy() {
+            return;
+        }
+        r.cells_mut(cols);
         r.clear_marks(col, col + n);
         if fill != Cell::BLANK {
             r.touch(cols, false);
@@ -730,7 +744,7 @@ impl Term {
     fn clear_grid(&mut self) {
         let fill = self.blank();
         for r in &mut self.grid {
-            r.reset(self.cols, fill);
+            r.erase(self.cols, fill);
         }
     }
 
