@@ -973,7 +973,7 @@ impl Inner {
         let master = self.pty.master();
         // The master hands out at most a few KiB per read (the line
         // discipline's buffer); a larger buffer would only cost memory.
-        let mut buf = vec![0u8; 8 * 1024];
+        let mut buf = vec![0u8; 4 * 1024];
         loop {
             let want_out = !lock(&self.state).answers.is_empty();
             let mut events = PollFlags::IN;
