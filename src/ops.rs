@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::keys;
 use crate::limits;
 use crate::manager::Error;
-use crate::session::{Reason, Session, SettleSpec, Status, Until};
+use crate::session::{Cancel, Reason, Session, SettleSpec, Status, Until};
 use crate::text;
 
 /// Which rows of the screen to return (seed 000's `pty/read` selection).
@@ -184,12 +184,8 @@ pub fn settle(s: &Session, how: Settle) -> (Reason, Duration) {
     settle_with(s, how, None)
 }
 
-/// [`settle`] that also gives up (as a timeout) when `cancel` is set.
-pub fn settle_with(
-    s: &Session,
-    how: Settle,
-    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-) -> (Reason, Duration) {
+/// [`settle`] that also gives up (as a timeout) when `cancel` says so.
+pub fn settle_with(s: &Session, how: Settle, cancel: Option<Cancel>) -> (Reason, Duration) {
     let until = Until {
         exit: true,
         cancel,
@@ -225,22 +221,23 @@ pub struct StepResult {
     pub status: Status,
 }
 
-/// pty-prompt's `step`: send `text` (plus Enter), wait until settled, and
-/// return everything produced since the previous step, so nothing is lost
-/// between calls.
+/// pty-prompt's `step`: send `text` (plus Enter), wait until settled (or
+/// `cancel` says to stop waiting), and return everything produced since the
+/// previous step, so nothing is lost between calls.
 pub fn step(
     s: &Session,
     text: Option<&str>,
     how: Settle,
-    raw: bool,
-    view: View,
+    view: (bool, View),
+    cancel: Option<Cancel>,
 ) -> Result<StepResult, Error> {
     if let Some(t) = text {
         let mut bytes = t.as_bytes().to_vec();
         bytes.push(b'\r');
         s.write(&bytes).map_err(|e| Error::Failed(e.to_string()))?;
     }
-    let (reason, waited) = settle(s, how);
+    let (reason, waited) = settle_with(s, how, cancel);
+    let (raw, view) = view;
     Ok(collect(s, reason, waited, raw, view))
 }
 

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use crate::limits;
 use crate::manager::{self, Manager};
 use crate::ops::{self, Format, Input, Selection, Settle, View};
-use crate::session::{Exit, Options, Reason, Session, SettleSpec, Status, Until};
+use crate::session::{Cancel, Exit, Options, Reason, Session, SettleSpec, Status, Until};
 
 /// Error codes, as seed 000 lists them.
 pub const PARSE_ERROR: i64 = -32700;
@@ -418,13 +418,11 @@ fn wait(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
         }),
         ..Until::default()
     };
-    let watch = ctx.peer.and_then(crate::server::HangupWatch::start);
     let until = Until {
-        cancel: watch.as_ref().map(|w| w.flag()),
+        cancel: ctx.peer.and_then(Cancel::hangup),
         ..until
     };
     let (reason, waited) = s.wait(&until, timeout);
-    drop(watch);
     let mut v = view_json(&ops::screen(&s, Selection::All, Format::Text, false));
     v["matched"] = json!(reason == Reason::Matched);
     v["reason"] = json!(reason.as_str());
@@ -523,8 +521,8 @@ fn step(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
         &s,
         opt_str(p, "text")?,
         how,
-        opt_bool(p, "raw")?.unwrap_or(false),
-        view_param(p)?,
+        (opt_bool(p, "raw")?.unwrap_or(false), view_param(p)?),
+        ctx.peer.and_then(Cancel::hangup),
     )?;
     Ok(json!({
         "output": r.output,

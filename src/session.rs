@@ -114,9 +114,10 @@ pub struct Until {
     /// A regex over the plain text (ANSI stripped) of the output, see
     /// [`OutputText`].
     pub output_text: Option<OutputText>,
-    /// Give up (as a timeout) once this flag is set, e.g. when the request
-    /// behind the wait is cancelled; looked at every [`CANCEL_POLL`].
-    pub cancel: Option<Arc<AtomicBool>>,
+    /// Give up (as a timeout) once this says so, e.g. when the request
+    /// behind the wait is cancelled or its client has gone; looked at every
+    /// [`CANCEL_POLL`].
+    pub cancel: Option<Cancel>,
     /// The program has answered and waits for input (see [`SettleSpec`]).
     pub settle: Option<SettleSpec>,
 }
@@ -139,6 +140,44 @@ pub struct SettleSpec {
 
 /// How often a wait looks at [`Until::cancel`].
 pub const CANCEL_POLL: Duration = Duration::from_millis(100);
+
+/// What makes a wait give up early (see [`Until::cancel`]).
+#[derive(Clone, Debug)]
+pub enum Cancel {
+    /// Raised by another thread (MCP's `notifications/cancelled`).
+    Flag(Arc<AtomicBool>),
+    /// The socket of the client the wait answers: set once that client has
+    /// hung up for good (POLLHUP: on a Unix socket, the peer closed). A
+    /// client that shut down only its sending side, or pipelined more
+    /// requests, still gets its answer. Over TCP the kernel says POLLHUP
+    /// only after a reset, so there the wait's own cap is what bounds it.
+    Hangup(Arc<OwnedFd>),
+}
+
+impl Cancel {
+    /// Watch a client's socket (`None` if it cannot be duplicated: the wait
+    /// then simply runs its course).
+    pub fn hangup(peer: std::os::fd::BorrowedFd<'_>) -> Option<Cancel> {
+        let fd = peer.try_clone_to_owned().ok()?;
+        Some(Cancel::Hangup(Arc::new(fd)))
+    }
+
+    fn is_set(&self) -> bool {
+        match self {
+            Cancel::Flag(flag) => flag.load(Ordering::Relaxed),
+            Cancel::Hangup(fd) => {
+                // No events asked for: HUP and ERR are always reported.
+                let mut fds = [PollFd::new(&**fd, PollFlags::empty())];
+                let zero = rustix::event::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
+                    && fds[0].revents().intersects(PollFlags::HUP | PollFlags::ERR)
+            }
+        }
+    }
+}
 
 /// A regex over the output from an absolute offset, escape sequences and
 /// carriage returns stripped, optionally looking only past the echo of a line
@@ -682,6 +721,7 @@ impl Session {
         let deadline = start + timeout.min(limits::MAX_WAIT);
         let mut scan = Scan::default();
         let mut kernel = KernelCheck::default();
+        let mut next_cancel_look = start;
         let mut st = lock(&self.inner.state);
         loop {
             let now = Instant::now();
@@ -690,10 +730,14 @@ impl Session {
             if let Some(reason) = done {
                 return (reason, now - start);
             }
-            let cancelled = until
-                .cancel
-                .as_ref()
-                .is_some_and(|c| c.load(Ordering::Relaxed));
+            // Not on every wake-up: a flood of output wakes a wait per chunk.
+            let cancelled = match &until.cancel {
+                Some(c) if now >= next_cancel_look => {
+                    next_cancel_look = now + CANCEL_POLL;
+                    c.is_set()
+                }
+                _ => false,
+            };
             if now >= deadline || cancelled {
                 return (Reason::Timeout, now - start);
             }

@@ -104,13 +104,17 @@ fn clients_that_leave_mid_request_or_write_half_lines_change_nothing() {
         let line = req("pty/list", json!({}), 1);
         s.write_all(&line.as_bytes()[..cut]).expect("write");
     }
-    // A whole request, gone before the answer: a wait of ten minutes ends
-    // when its client hangs up (or the thread and slot would stay taken),
-    // and a read's answer meets a closed socket.
+    // A whole request, gone before the answer: a wait or a step of ten
+    // minutes ends when its client hangs up (or the thread and slot would
+    // stay taken), and a read's answer meets a closed socket.
     for (method, params) in [
         (
             "pty/wait",
             json!({"session": "keep", "match": "never", "timeout": 600_000}),
+        ),
+        (
+            "pty/step",
+            json!({"session": "keep", "quietOnly": true, "timeout": 600_000, "maxWait": 600_000}),
         ),
         ("pty/read", json!({"session": "keep", "history": true})),
     ] {

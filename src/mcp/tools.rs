@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use crate::limits;
 use crate::manager::{self, Manager};
 use crate::ops::{self, Format, Input, Selection, Settle};
-use crate::session::{Options, OutputText, Reason, Session, Status, Until};
+use crate::session::{Cancel, Options, OutputText, Reason, Session, Status, Until};
 use crate::text;
 
 /// What every tool call runs against.
@@ -268,7 +268,7 @@ fn failed(e: manager::Error) -> String {
 /// `Session::wait`, given up early when the request is cancelled.
 fn wait_until(s: &Session, until: &Until, timeout: Duration, cancel: &Arc<AtomicBool>) -> Reason {
     let until = Until {
-        cancel: Some(Arc::clone(cancel)),
+        cancel: Some(Cancel::Flag(Arc::clone(cancel))),
         ..until.clone()
     };
     s.wait(&until, timeout).0
@@ -281,7 +281,7 @@ fn settle(s: &Session, quiet: Duration, timeout: Duration, cancel: &Arc<AtomicBo
         max_wait: timeout,
         quiet_only: false,
     };
-    ops::settle_with(s, how, Some(Arc::clone(cancel))).0
+    ops::settle_with(s, how, Some(Cancel::Flag(Arc::clone(cancel)))).0
 }
 
 fn start(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
