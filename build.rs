@@ -5,9 +5,12 @@
 //! would make the binary depend on a library beyond libc. GCC ships the same
 //! unwinder as a static archive, `libgcc_eh.a`. When the C compiler knows
 //! one, we put a one-line linker script named `libgcc_s.so` in OUT_DIR that
-//! reads `INPUT(-lgcc_eh)` and put that directory first on the library path:
+//! names the archive (`INPUT("/path/to/libgcc_eh.a")`) and put that
+//! directory first on the library path:
 //! the linker then takes the unwinder from the archive (about 20 KB of code)
-//! and the binary needs libc alone. Without `libgcc_eh.a` nothing changes.
+//! and the binary needs libc alone. Without `libgcc_eh.a` (or, when
+//! cross-compiling, without a C compiler for the target in `CC_<target>` or
+//! `TARGET_CC`) nothing changes.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -22,7 +25,27 @@ fn main() {
     if var("CARGO_CFG_TARGET_OS") != "linux" || var("CARGO_CFG_TARGET_ENV") != "gnu" || static_crt {
         return;
     }
-    let cc = env::var("CC").unwrap_or_else(|_| "cc".into());
+    // The C compiler for the target, as the `cc` crate would pick it. When
+    // cross-compiling, the host's `cc` would name the host's archive: without
+    // a compiler for the target, leave the unwinder shared.
+    let target = var("TARGET");
+    let cross = var("HOST") != target;
+    let mut names = vec![
+        format!("CC_{target}"),
+        format!("CC_{}", target.replace('-', "_")),
+        "TARGET_CC".to_string(),
+    ];
+    if !cross {
+        names.push("CC".into());
+    }
+    for name in &names {
+        println!("cargo:rerun-if-env-changed={name}");
+    }
+    let cc = match names.iter().find_map(|n| env::var(n).ok()) {
+        Some(cc) => cc,
+        None if cross => return,
+        None => "cc".into(),
+    };
     let Ok(out) = Command::new(&cc)
         .arg("-print-file-name=libgcc_eh.a")
         .output()
@@ -34,6 +57,8 @@ fn main() {
     if !out.status.success() || !found.is_absolute() || !found.exists() {
         return;
     }
+    // A compiler upgrade moves the archive: link against the one there now.
+    println!("cargo:rerun-if-changed={}", found.display());
     let dir = PathBuf::from(var("OUT_DIR")).join("static-unwind");
     let script = dir.join("libgcc_s.so");
     if std::fs::create_dir_all(&dir).is_ok()

@@ -43,13 +43,19 @@ pub const STOP_GRACE: Duration = Duration::from_millis(2_000);
 /// The quiet window of `start` and `step` (pty-prompt's default).
 pub const DEFAULT_QUIET: Duration = Duration::from_millis(500);
 /// Settling: after the kernel first says the program waits for input, it
-/// must say so again this much later with no output in between. Output the
-/// program wrote before it blocked cannot slip past a single look (see
-/// `Session::readiness_now`); the second look is a margin for what one
-/// look at a process group can miss (a process between two system calls,
-/// a pipeline handing over) and for kernels whose terminal poll does not
-/// flush pending buffer work.
-pub const SETTLE_DEBOUNCE: Duration = Duration::from_millis(1);
+/// must say so again this much later with no output in between, when the
+/// program may wake by itself (a thread polls with a timeout, or a helper
+/// is parked on something else): a short pause on a timer between two
+/// writes is not the answer.
+pub const SETTLE_DEBOUNCE: Duration = Duration::from_millis(2);
+/// Settling: the same when every thread waits on the terminal with no
+/// timeout, so that only input or a signal can wake it. Output it wrote
+/// before it blocked cannot slip past a single look (see
+/// `Session::readiness_now`); the second look is a margin for what one look
+/// at a process group can miss (a process between two system calls, a
+/// pipeline handing over) and for kernels whose terminal poll does not flush
+/// pending buffer work.
+pub const SETTLE_DEBOUNCE_BLOCKED: Duration = Duration::from_millis(1);
 /// Settling: the first look at the kernel comes this long after the last
 /// output or input; the debounce above then confirms it.
 pub const SETTLE_FIRST_LOOK: Duration = Duration::from_micros(500);

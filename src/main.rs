@@ -67,6 +67,10 @@ fn main() -> ExitCode {
         Ok(Some(other)) => return fail(&other.unexpected().to_string(), 2),
         Err(e) => return fail(&e.to_string(), 2),
     };
+    if matches!(verb.as_str(), "daemon" | "serve" | "mcp" | "driver") {
+        // These hold sessions (see pty::raise_fd_limit).
+        ptybroker::pty::raise_fd_limit();
+    }
     let result = match verb.as_str() {
         "daemon" => daemon(&mut p),
         "serve" => serve(&mut p),

@@ -11,6 +11,7 @@ use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 
 use rustix::fs::{self, Mode, OFlags};
 use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
@@ -61,6 +62,31 @@ fn winsize(cols: u16, rows: u16) -> Winsize {
     }
 }
 
+/// The limit on open files this process started with, when
+/// [`raise_fd_limit`] raised it: (soft, hard), `None` meaning unlimited.
+static STARTING_FD_LIMIT: OnceLock<(Option<u64>, Option<u64>)> = OnceLock::new();
+
+/// Raise this process's soft limit on open files to its hard limit. A
+/// process holding sessions needs three or four descriptors per session
+/// (master, pidfd, stop pipe) and a few per client, more than the usual
+/// soft limit of 1024 allows at [`crate::limits::MAX_SESSIONS`] sessions and
+/// [`crate::limits::MAX_CONNECTIONS`] clients. Programs started afterwards
+/// get the starting limit back (see [`spawn`]).
+pub fn raise_fd_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let lim = getrlimit(Resource::Nofile);
+    if lim.current == lim.maximum {
+        return;
+    }
+    let raised = Rlimit {
+        current: lim.maximum,
+        maximum: lim.maximum,
+    };
+    if setrlimit(Resource::Nofile, raised).is_ok() {
+        let _ = STARTING_FD_LIMIT.set((lim.current, lim.maximum));
+    }
+}
+
 /// Open a PTY and spawn `opts.argv` on it. The master is returned in
 /// non-blocking mode so that neither reads nor writes can wedge a thread.
 pub fn spawn(opts: &SpawnOptions) -> io::Result<(Pty, Child)> {
@@ -104,13 +130,18 @@ pub fn spawn(opts: &SpawnOptions) -> io::Result<(Pty, Child)> {
     cmd.stdin(Stdio::from(slave.try_clone()?));
     cmd.stdout(Stdio::from(slave.try_clone()?));
     cmd.stderr(Stdio::from(slave));
-    // SAFETY: the hook runs in the forked child before exec and only makes two
-    // async-signal-safe system calls (setsid, ioctl) through rustix, which
-    // neither allocates nor takes locks.
+    let restore = STARTING_FD_LIMIT.get().copied();
+    // SAFETY: the hook runs in the forked child before exec and only makes
+    // async-signal-safe system calls (setsid, ioctl, prlimit) through rustix,
+    // which neither allocates nor takes locks; `restore` is a copied value.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             rustix::process::setsid()?;
             rustix::process::ioctl_tiocsctty(rustix::stdio::stdin())?;
+            if let Some((current, maximum)) = restore {
+                let lim = rustix::process::Rlimit { current, maximum };
+                rustix::process::setrlimit(rustix::process::Resource::Nofile, lim)?;
+            }
             Ok(())
         });
     }

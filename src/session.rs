@@ -383,6 +383,8 @@ impl Session {
             )?),
             None => None,
         };
+        // Made before the program runs, so that failing here leaves nothing.
+        let (stop_rx, stop_tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
         let (pty, child) = match pty::spawn(&spawn_opts) {
             Ok(spawned) => spawned,
             Err(e) => {
@@ -394,7 +396,6 @@ impl Session {
                 return Err(e);
             }
         };
-        let (stop_rx, stop_tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
         let now = Instant::now();
         let inner = Arc::new(Inner {
             pid: child.id() as i32,
@@ -430,21 +431,46 @@ impl Session {
         // pidfd: one thread per session rather than two (each thread costs
         // the touched pages of its stack). Without a pidfd, a waiter thread
         // blocks in wait().
-        let (reap, waiter) = match child_pidfd(&child) {
-            Some(fd) => (Some((child, fd)), None),
-            None => (None, Some(child)),
+        let pidfd = child_pidfd(&child);
+        // Handed to the thread that reaps it; taken back (killed and reaped)
+        // if that thread cannot be started, so that no process is left behind.
+        let slot = Arc::new(Mutex::new(Some(child)));
+        let give_up = |e: io::Error| {
+            if let Some(mut child) = lock(&slot).take() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            e
         };
         let reader = Arc::clone(&inner);
+        let taken = Arc::clone(&slot);
+        let reaps = pidfd.is_some();
         thread::Builder::new()
             .name("pty-reader".into())
             .stack_size(128 * 1024)
-            .spawn(move || reader.read_loop(stop_rx, reap))?;
-        if let Some(child) = waiter {
+            .spawn(move || {
+                let reap = match pidfd {
+                    Some(fd) => lock(&taken).take().map(|child| (child, fd)),
+                    None => None,
+                };
+                drop(taken);
+                reader.read_loop(stop_rx, reap)
+            })
+            .map_err(give_up)?;
+        if !reaps {
             let waiter = Arc::clone(&inner);
+            let taken = Arc::clone(&slot);
             thread::Builder::new()
                 .name("pty-waiter".into())
                 .stack_size(64 * 1024)
-                .spawn(move || waiter.wait_child(child))?;
+                .spawn(move || {
+                    let child = lock(&taken).take();
+                    drop(taken);
+                    if let Some(child) = child {
+                        waiter.wait_child(child);
+                    }
+                })
+                .map_err(give_up)?;
         }
         Ok(Session { inner })
     }
@@ -750,9 +776,9 @@ impl Session {
                     Due::Now => {
                         let generation = st.generation;
                         drop(st);
-                        let readiness = self.readiness_now();
+                        let (readiness, wakes) = self.readiness_now();
                         st = lock(&self.inner.state);
-                        if kernel.observe(&st, generation, readiness, Instant::now()) {
+                        if kernel.observe(&st, generation, (readiness, wakes), Instant::now()) {
                             return (Reason::Idle, start.elapsed());
                         }
                         continue;
@@ -785,9 +811,12 @@ impl Session {
     /// readable here. Last, bytes the reader thread has already taken off the
     /// master but not yet absorbed are covered by its `reading` flag (the
     /// caller compares the output generation too).
-    fn readiness_now(&self) -> Readiness {
+    ///
+    /// With it, whether the program may wake by itself (see
+    /// [`settle::probe_wakes`]).
+    fn readiness_now(&self) -> (Readiness, bool) {
         let master = self.inner.pty.master();
-        let r = settle::probe(master, self.inner.pty.pts(), self.inner.pid);
+        let r = settle::probe_wakes(master, self.inner.pty.pts(), self.inner.pid);
         let mut fds = [PollFd::from_borrowed_fd(master, PollFlags::IN)];
         let zero = rustix::event::Timespec {
             tv_sec: 0,
@@ -796,10 +825,10 @@ impl Session {
         if matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
             && fds[0].revents().contains(PollFlags::IN)
         {
-            return Readiness::Busy("output is still arriving".into());
+            return (Readiness::Busy("output is still arriving".into()), true);
         }
         if self.inner.reading.load(Ordering::SeqCst) {
-            return Readiness::Busy("output is being read".into());
+            return (Readiness::Busy("output is being read".into()), true);
         }
         r
     }
@@ -809,7 +838,7 @@ impl Session {
         if lock(&self.inner.state).exit.is_some() {
             return Readiness::Unknown("the program has exited".into());
         }
-        self.readiness_now()
+        self.readiness_now().0
     }
 }
 
@@ -838,8 +867,9 @@ enum Due {
 /// A wait's running record of what the kernel said (see [`SettleSpec`]).
 #[derive(Default)]
 struct KernelCheck {
-    /// A first "waiting" answer, and the output generation it saw.
-    waiting_since: Option<(Instant, u64)>,
+    /// A first "waiting" answer, the output generation it saw, and whether
+    /// the program may wake by itself (at any look since).
+    waiting_since: Option<(Instant, u64, bool)>,
     /// When the program was last seen busy.
     busy_at: Option<Instant>,
     next: Option<Instant>,
@@ -866,7 +896,14 @@ impl KernelCheck {
     }
 
     /// Take in one answer; true when the program has settled.
-    fn observe(&mut self, st: &State, generation: u64, r: Readiness, now: Instant) -> bool {
+    /// `r` is the readiness and whether the program may wake by itself.
+    fn observe(
+        &mut self,
+        st: &State,
+        generation: u64,
+        (r, wakes): (Readiness, bool),
+        now: Instant,
+    ) -> bool {
         const FIRST: Duration = Duration::from_millis(1);
         const MOST: Duration = Duration::from_millis(20);
         if st.generation != generation {
@@ -891,17 +928,27 @@ impl KernelCheck {
                     self.next = Some((now + FIRST).min(st.last_input + limits::SETTLE_INPUT_GRACE));
                     return false;
                 }
+                // A program that may wake by itself (at either look) gets
+                // the longer debounce.
+                let debounce = |wakes| {
+                    if wakes {
+                        limits::SETTLE_DEBOUNCE
+                    } else {
+                        limits::SETTLE_DEBOUNCE_BLOCKED
+                    }
+                };
                 match self.waiting_since {
                     // Waiting twice, a debounce apart, with nothing written
                     // in between: whatever it wrote before has landed.
-                    Some((t, g)) if g == generation && now >= t + limits::SETTLE_DEBOUNCE => true,
-                    Some((_, g)) if g == generation => {
+                    Some((t, g, w)) if g == generation && now >= t + debounce(w || wakes) => true,
+                    Some((t, g, w)) if g == generation => {
+                        self.waiting_since = Some((t, g, w || wakes));
                         self.next = Some(now + FIRST);
                         false
                     }
                     _ => {
-                        self.waiting_since = Some((now, generation));
-                        self.next = Some(now + limits::SETTLE_DEBOUNCE);
+                        self.waiting_since = Some((now, generation, wakes));
+                        self.next = Some(now + debounce(wakes));
                         false
                     }
                 }

@@ -101,6 +101,15 @@ impl fmt::Display for Readiness {
 /// leader (the child ptybroker spawned); its process tree is where the
 /// group's members are looked for.
 pub fn probe(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> Readiness {
+    probe_wakes(master, pts, leader).0
+}
+
+/// [`probe`], and whether the group may wake by itself, without input: a
+/// thread waits with a timeout (`top`'s poll, a REPL's timer), or a helper
+/// thread or process is parked on something else. A group that waits with
+/// no timeout wakes only for input or a signal, so a shorter second look
+/// confirms it (see [`crate::limits::SETTLE_DEBOUNCE_BLOCKED`]).
+pub fn probe_wakes(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> (Readiness, bool) {
     #[cfg(target_os = "linux")]
     {
         linux::probe(master, pts, leader)
@@ -108,7 +117,8 @@ pub fn probe(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> Readiness {
     #[cfg(not(target_os = "linux"))]
     {
         let _ = (master, pts, leader);
-        Readiness::Unknown("only Linux can tell whether a program waits for input".to_string())
+        let why = "only Linux can tell whether a program waits for input".to_string();
+        (Readiness::Unknown(why), true)
     }
 }
 

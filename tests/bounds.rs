@@ -27,7 +27,31 @@ fn message(e: &Value) -> &str {
 
 #[test]
 fn sessions_per_process_stop_at_the_limit() {
-    let (sb, _) = daemon("max-sessions");
+    // Started under the usual soft limit of 1024 open files, which the
+    // daemon raises (up to the hard limit): 256 sessions need more. The
+    // program in a session gets the starting limit back.
+    let sb = Sandbox::new("max-sessions");
+    let start = sb.tool(
+        &sb.root,
+        "sh",
+        &[
+            "-c",
+            "ulimit -Sn 1024 && exec \"$0\" start --session keep -- sh -c 'ulimit -n; exec cat'",
+            common::BIN,
+        ],
+    );
+    assert_eq!(start.stdout.lines().next(), Some("1024"), "{start:?}");
+    let pid = sb.daemon_pid().expect("daemon pid");
+    let limits_file = std::fs::read_to_string(format!("/proc/{pid}/limits")).expect("limits");
+    let open_files: Vec<&str> = limits_file
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .map(|l| l.split_whitespace().skip(3).take(2).collect())
+        .unwrap_or_default();
+    assert!(
+        open_files.len() == 2 && open_files[0] == open_files[1],
+        "the daemon's soft limit is raised to its hard limit: {open_files:?}"
+    );
     let mut rpc = sb.rpc();
     // `keep` is the first.
     for i in 1..limits::MAX_SESSIONS {

@@ -375,6 +375,31 @@ fn vim_shows_the_effect_of_an_ex_command() {
 // Programs written to catch a quiet timer out.
 
 #[test]
+fn a_short_poll_of_the_terminal_mid_output_is_not_the_answer() {
+    // Between its two lines the program waits on the terminal with a 1.8 ms
+    // timeout: the kernel shows it waiting for input, but it wakes by itself,
+    // so settling must look twice the longer debounce apart.
+    let sb = Sandbox::new("poll-pause");
+    let prog = program("select_pause_prompt.py");
+    let start = start_settled(&sb, &sb.root, "p", &[], &["python3", &prog]);
+    assert_eq!(last_line(&start.stdout), "answer 0? ", "{:?}", start.stdout);
+    for n in 1..=20 {
+        let out = step_settled(&sb, "p", Some("go"));
+        assert!(
+            has_line(&out.stdout, &format!("done {n}")),
+            "step {n} returned early: {:?}",
+            out.stdout
+        );
+        assert_eq!(
+            last_line(&out.stdout),
+            format!("answer {n}? "),
+            "{:?}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
 fn a_pause_on_a_timer_mid_output_is_not_the_answer() {
     let sb = Sandbox::new("pause");
     let prog = program("print_sleep_prompt.py");

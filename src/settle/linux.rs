@@ -22,23 +22,21 @@ const MAX_SELECT_NFDS: u64 = 64;
 /// `children` and `fdinfo` of huge sets are cut (and then decided leniently).
 const MAX_PROC_FILE: usize = 64 * 1024;
 
-pub(super) fn probe(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> Readiness {
+pub(super) fn probe(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> (Readiness, bool) {
     let pgid = match rustix::termios::tcgetpgrp(master) {
         Ok(pid) => pid.as_raw_nonzero().get(),
         Err(e) => {
-            return Readiness::Unknown(format!(
-                "the terminal has no foreground process group ({e})"
-            ))
+            let why = format!("the terminal has no foreground process group ({e})");
+            return (Readiness::Unknown(why), true);
         }
     };
     let members = match find_members(leader, pgid) {
         Ok(members) if members.is_empty() => {
-            return Readiness::Unknown(format!(
-                "no process of the foreground process group {pgid} is left"
-            ))
+            let why = format!("no process of the foreground process group {pgid} is left");
+            return (Readiness::Unknown(why), true);
         }
         Ok(members) => members,
-        Err(why) => return Readiness::Unknown(why),
+        Err(why) => return (Readiness::Unknown(why), true),
     };
     Group {
         pts: pts.as_os_str().as_bytes(),
@@ -196,7 +194,11 @@ fn read_member(pid: i32, pgid: i32, buf: &mut Vec<u8>) -> Option<(Member, bool)>
 
 /// What one thread is doing, as far as waiting for input goes.
 enum Class {
-    Input,
+    /// Blocked on the terminal; `timed` when the call ends by itself (a
+    /// timeout, or arguments the probe cannot see).
+    Input {
+        timed: bool,
+    },
     /// Running, in uninterruptible sleep or writing to the terminal: busy
     /// whichever thread it is.
     Active(String),
@@ -224,17 +226,24 @@ struct Group<'a> {
 }
 
 impl Group<'_> {
-    fn verdict(mut self) -> Readiness {
+    /// The readiness, and whether the group may wake by itself: a thread
+    /// waits with a timeout, or a helper is parked on something else.
+    fn verdict(mut self) -> (Readiness, bool) {
         let mut input = false;
+        let mut wakes = false;
         let mut unknown = None;
         let mut parked = None;
         let mut deferred = Vec::new();
         for (i, member) in self.members.iter().enumerate() {
             for &tid in &member.tids {
                 match self.classify(member, tid) {
-                    Class::Busy(why) | Class::Active(why) => return Readiness::Busy(why),
-                    Class::Input => input = true,
+                    Class::Busy(why) | Class::Active(why) => return (Readiness::Busy(why), true),
+                    Class::Input { timed } => {
+                        input = true;
+                        wakes |= timed;
+                    }
                     Class::Parked(why) => {
+                        wakes = true;
                         parked.get_or_insert(why);
                     }
                     Class::Unknown(why) => {
@@ -255,18 +264,20 @@ impl Group<'_> {
                 _ => continue,
             };
             if !served {
-                return Readiness::Busy(why);
+                return (Readiness::Busy(why), true);
             }
+            wakes = true;
             parked.get_or_insert(why);
         }
-        match (unknown, input) {
+        let readiness = match (unknown, input) {
             (Some(why), _) => Readiness::Unknown(why),
             (None, true) => Readiness::Waiting,
             (None, false) => Readiness::Busy(format!(
                 "nothing waits for the terminal ({})",
                 parked.as_deref().unwrap_or("no live thread")
             )),
-        }
+        };
+        (readiness, wakes)
     }
 
     /// Whether a member other than `self.members[owner]` has `link` open.
@@ -294,7 +305,7 @@ impl Group<'_> {
             return class;
         }
         match class {
-            Class::Input | Class::Active(_) | Class::Gone => class,
+            Class::Input { .. } | Class::Active(_) | Class::Gone => class,
             Class::Parked(why)
             | Class::Busy(why)
             | Class::Unknown(why)
@@ -363,16 +374,16 @@ impl Group<'_> {
         let Some(nr) = nr.filter(|&nr| nr >= 0) else {
             return Err("is blocked outside a system call".to_string());
         };
-        let mut arg = || {
-            words
-                .next()
-                .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
-                .unwrap_or(u64::MAX)
-        };
-        let arg1 = arg();
+        // The six arguments (then the stack and instruction pointers).
+        let args: Vec<Option<u64>> = words
+            .map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+            .collect();
+        let arg = |i: usize| args.get(i).copied().flatten();
+        let arg1 = arg(0).unwrap_or(u64::MAX);
         let Some((sys, name)) = syscall::kind(nr) else {
             return Err(format!("is in system call {nr}"));
         };
+        let timed = ends_by_itself(name, &arg);
         let class = match sys {
             Sys::Read | Sys::Write => {
                 let Some(link) = fd_link(pid, arg1) else {
@@ -381,7 +392,7 @@ impl Group<'_> {
                 let reading = sys == Sys::Read;
                 if self.is_terminal(&link) {
                     return Ok(if reading {
-                        Class::Input
+                        Class::Input { timed: false }
                     } else {
                         Class::Active(format!("{} is writing to the terminal", who()))
                     });
@@ -395,14 +406,16 @@ impl Group<'_> {
                 Class::OnFile { link, why }
             }
             // poll(NULL, 0, ms) is a sleep.
-            Sys::Poll if arg() == 0 => Class::Busy(format!("{} is sleeping in {name}", who())),
-            Sys::Poll => Class::Input,
-            Sys::Select if arg1 > MAX_SELECT_NFDS => Class::Input,
+            Sys::Poll if arg(1) == Some(0) => {
+                Class::Busy(format!("{} is sleeping in {name}", who()))
+            }
+            Sys::Poll => Class::Input { timed },
+            Sys::Select if arg1 > MAX_SELECT_NFDS => Class::Input { timed },
             Sys::Select => {
                 let terminal =
                     (0..arg1).any(|fd| fd_link(pid, fd).is_some_and(|l| self.is_terminal(&l)));
                 if terminal {
-                    Class::Input
+                    Class::Input { timed }
                 } else {
                     Class::Parked(format!("{} is in {name} without the terminal", who()))
                 }
@@ -413,7 +426,7 @@ impl Group<'_> {
                 }
                 // An interest list we cannot read counts as input, as
                 // poll's does.
-                Some(true) | None => Class::Input,
+                Some(true) | None => Class::Input { timed },
             },
             Sys::Sleep => Class::Busy(format!("{} is sleeping in {name}", who())),
             Sys::Wait => Class::WaitsForChild(format!(
@@ -485,6 +498,24 @@ fn fd_links(pid: i32) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// Whether a wait in system call `name` ends by itself: a timeout among its
+/// arguments (`arg(i)`, counted from 0), or arguments it cannot read. A
+/// program blocked without one wakes only for input or a signal.
+fn ends_by_itself(name: &str, arg: &dyn Fn(usize) -> Option<u64>) -> bool {
+    // An int timeout in milliseconds: negative waits for ever.
+    let millis = |i: usize| arg(i).map_or(true, |t| (t as u32 as i32) >= 0);
+    // A pointer to a timeout: NULL waits for ever.
+    let pointer = |i: usize| arg(i) != Some(0);
+    match name {
+        "poll" => millis(2),
+        "epoll_wait" | "epoll_pwait" => millis(3),
+        "ppoll" => pointer(2),
+        "epoll_pwait2" => pointer(3),
+        "select" | "pselect6" => pointer(4),
+        _ => true,
+    }
+}
+
 /// The kernel function a thread sleeps in, for when `syscall` does not
 /// tell; the function's name if it does not tell either. Names lose their
 /// compiler suffix (`.constprop.0`, `.isra.0`).
@@ -499,7 +530,8 @@ fn classify_wchan(buf: &[u8], who: &dyn Fn() -> String) -> Result<Class, String>
         | "poll_schedule_timeout"
         | "do_sys_poll"
         | "ep_poll"
-        | "do_epoll_wait" => Class::Input,
+        // The arguments are not known here: maybe with a timeout.
+        | "do_epoll_wait" => Class::Input { timed: true },
         "hrtimer_nanosleep" | "do_nanosleep" | "common_nsleep" => {
             Class::Busy(format!("{} is sleeping in {name}", who()))
         }
@@ -682,10 +714,10 @@ mod tests {
         let class = |name: &str| classify_wchan(name.as_bytes(), &who);
         assert!(matches!(
             class("poll_schedule_timeout.constprop.0"),
-            Ok(Class::Input)
+            Ok(Class::Input { timed: true })
         ));
-        assert!(matches!(class("wait_woken\n"), Ok(Class::Input)));
-        assert!(matches!(class("do_epoll_wait"), Ok(Class::Input)));
+        assert!(matches!(class("wait_woken\n"), Ok(Class::Input { .. })));
+        assert!(matches!(class("do_epoll_wait"), Ok(Class::Input { .. })));
         assert!(matches!(class("hrtimer_nanosleep"), Ok(Class::Busy(_))));
         assert!(matches!(class("pipe_read"), Ok(Class::Busy(_))));
         assert!(matches!(class("futex_do_wait"), Ok(Class::Parked(_))));

@@ -444,6 +444,8 @@ impl Line {
             }
         }
         row.extent = row.cells.len();
+        // A blank line comes back as a row without cells, which is plain.
+        row.plain = row.cells.is_empty();
         row
     }
 

@@ -768,3 +768,14 @@ fn erasing_releases_cells_without_thrashing() {
     assert_eq!(lazy(&s)[1..], [true; 23]);
     assert!(s.heap_bytes() < heap / 10, "{} of {heap}", s.heap_bytes());
 }
+
+#[test]
+fn blank_history_lines_pulled_back_by_a_resize_are_plain_rows() {
+    // Growing the screen brings blank lines back from history; they come
+    // back as rows without cells, which must be marked plain.
+    let mut s = Screen::new(10, 3, 100);
+    s.feed(b"\n\n\n\n\n");
+    s.resize(10, 6);
+    s.check_invariants().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rows(&s), ["", "", "", "", "", ""]);
+}
