@@ -62,6 +62,22 @@ fn winsize(cols: u16, rows: u16) -> Winsize {
     }
 }
 
+/// What poll(2) reports for `fd` right now, without waiting: the events
+/// asked for that are ready, plus HUP and ERR (always reported); empty when
+/// nothing is or the call fails.
+pub fn ready_now(fd: BorrowedFd<'_>, events: rustix::event::PollFlags) -> rustix::event::PollFlags {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::from_borrowed_fd(fd, events)];
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match poll(&mut fds, Some(&zero)) {
+        Ok(n) if n > 0 => fds[0].revents(),
+        _ => PollFlags::empty(),
+    }
+}
+
 /// The limit on open files this process started with, when
 /// [`raise_fd_limit`] raised it: (soft, hard), `None` meaning unlimited.
 static STARTING_FD_LIMIT: OnceLock<(Option<u64>, Option<u64>)> = OnceLock::new();

@@ -313,12 +313,7 @@ fn pending_connection(listener: &Listener) -> bool {
         Listener::Unix(l, _) => l.as_fd(),
         Listener::Tcp(l, _) => l.as_fd(),
     };
-    let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
-    let zero = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
+    !crate::pty::ready_now(fd, PollFlags::IN).is_empty()
 }
 
 /// Tell a refused peer why, then close. Closing a Unix socket with unread

@@ -165,16 +165,9 @@ impl Cancel {
     fn is_set(&self) -> bool {
         match self {
             Cancel::Flag(flag) => flag.load(Ordering::Relaxed),
-            Cancel::Hangup(fd) => {
-                // No events asked for: HUP and ERR are always reported.
-                let mut fds = [PollFd::new(&**fd, PollFlags::empty())];
-                let zero = rustix::event::Timespec {
-                    tv_sec: 0,
-                    tv_nsec: 0,
-                };
-                matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
-                    && fds[0].revents().intersects(PollFlags::HUP | PollFlags::ERR)
-            }
+            // No events asked for: HUP and ERR are always reported.
+            Cancel::Hangup(fd) => pty::ready_now(fd.as_fd(), PollFlags::empty())
+                .intersects(PollFlags::HUP | PollFlags::ERR),
         }
     }
 }
@@ -817,14 +810,7 @@ impl Session {
     fn readiness_now(&self) -> (Readiness, bool) {
         let master = self.inner.pty.master();
         let r = settle::probe_wakes(master, self.inner.pty.pts(), self.inner.pid);
-        let mut fds = [PollFd::from_borrowed_fd(master, PollFlags::IN)];
-        let zero = rustix::event::Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        if matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
-            && fds[0].revents().contains(PollFlags::IN)
-        {
+        if pty::ready_now(master, PollFlags::IN).contains(PollFlags::IN) {
             return (Readiness::Busy("output is still arriving".into()), true);
         }
         if self.inner.reading.load(Ordering::SeqCst) {

@@ -189,16 +189,7 @@ impl Term {
         let (pen, cols) = (self.pen, self.cols);
         let r = &mut self.grid[row];
         let cells = r.cells_mut(cols);
-        let mut cell = Cell::new(c, pen);
-        if w == 2 {
-            cell.flags = WIDE;
-            cells[col] = cell;
-            cell.ch = ' ';
-            cell.flags = SPACER;
-            cells[col + 1] = cell;
-        } else {
-            cells[col] = cell;
-        }
+        put_cell(cells, col, c, w, pen);
         r.clear_marks(col, col + w);
         r.touch(col + w, w == 1 && c.is_ascii() && pen == Pen::default());
         self.advance(w);
@@ -247,16 +238,7 @@ impl Term {
             if w == 0 || col + w > cols || cells[col].flags | cells[col + w - 1].flags != 0 {
                 break;
             }
-            let mut cell = Cell::new(c, pen);
-            if w == 2 {
-                cell.flags = WIDE;
-                cells[col] = cell;
-                cell.ch = ' ';
-                cell.flags = SPACER;
-                cells[col + 1] = cell;
-            } else {
-                cells[col] = cell;
-            }
+            put_cell(cells, col, c, w, pen);
             // Printable ASCII is always one cell wide.
             ascii &= c.is_ascii();
             col += w;
@@ -777,5 +759,21 @@ impl Term {
         self.answers = answers;
         self.title = title;
         self.icon_title = icon;
+    }
+}
+
+/// Write `c`, `w` cells wide (1 or 2), at `col`: a wide character is its
+/// cell and a spacer after it.
+#[inline]
+fn put_cell(cells: &mut [Cell], col: usize, c: char, w: usize, pen: Pen) {
+    let mut cell = Cell::new(c, pen);
+    if w == 2 {
+        cell.flags = WIDE;
+        cells[col] = cell;
+        cell.ch = ' ';
+        cell.flags = SPACER;
+        cells[col + 1] = cell;
+    } else {
+        cells[col] = cell;
     }
 }
