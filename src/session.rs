@@ -296,8 +296,6 @@ struct State {
     answers: Vec<u8>,
     /// The reader thread has ended.
     reader_done: bool,
-    /// An asciicast recording in progress.
-    recorder: Option<Recorder>,
     /// Where the next incremental read of a one-shot caller (CLI `step`,
     /// MCP `terminal_read`) starts: everything before it was shown.
     mark: u64,
@@ -327,6 +325,10 @@ struct Inner {
     stop_reader: Mutex<Option<OwnedFd>>,
     /// The mouse button a caller holds down (seed 003: one at a time).
     mouse_held: Mutex<Option<MouseButton>>,
+    /// An asciicast recording in progress. Its own lock, so that its file
+    /// is written with `state` let go: a slow disk stalls the recording, not
+    /// the session's readers and waiters. Lock order: `state`, then this.
+    recorder: Mutex<Option<Recorder>>,
     /// The reader thread is between taking bytes off the master and
     /// absorbing them: output is in our hands but not yet in the state, so
     /// an empty master says nothing about whether the program is done.
@@ -409,7 +411,6 @@ impl Session {
                 answers: Vec::new(),
                 reader_done: false,
                 mark: 0,
-                recorder,
                 input_at: 0,
                 input_began: None,
                 input_echo: None,
@@ -418,6 +419,7 @@ impl Session {
             writer: Mutex::new(()),
             stop_reader: Mutex::new(Some(stop_tx)),
             mouse_held: Mutex::new(None),
+            recorder: Mutex::new(recorder),
             reading: AtomicBool::new(false),
         });
         // On Linux the reader thread also reaps the program, woken by a
@@ -519,15 +521,18 @@ impl Session {
 
     /// Start an asciicast v2 recording of output, input and resizes to `path`.
     pub fn start_recording(&self, path: &std::path::Path) -> io::Result<()> {
-        let mut st = lock(&self.inner.state);
-        if let Some(r) = &st.recorder {
+        let (cols, rows) = {
+            let st = lock(&self.inner.state);
+            (st.screen.cols(), st.screen.rows())
+        };
+        let mut rec = lock(&self.inner.recorder);
+        if let Some(r) = &*rec {
             return Err(io::Error::new(
                 io::ErrorKind::AlreadyExists,
                 format!("already recording to {}", r.path().display()),
             ));
         }
-        let (cols, rows) = (st.screen.cols(), st.screen.rows());
-        st.recorder = Some(Recorder::create(
+        *rec = Some(Recorder::create(
             path,
             cols,
             rows,
@@ -539,7 +544,7 @@ impl Session {
 
     /// Finish the recording; returns its path and event count, or `None`.
     pub fn stop_recording(&self) -> io::Result<Option<(std::path::PathBuf, u64)>> {
-        let rec = lock(&self.inner.state).recorder.take();
+        let rec = lock(&self.inner.recorder).take();
         match rec {
             Some(r) => {
                 let n = r.events();
@@ -551,7 +556,7 @@ impl Session {
 
     /// Add a marker event to the recording, if one is running.
     pub fn record_marker(&self, label: &str) -> io::Result<bool> {
-        match lock(&self.inner.state).recorder.as_mut() {
+        match lock(&self.inner.recorder).as_mut() {
             Some(r) => r.marker(label).map(|()| true),
             None => Ok(false),
         }
@@ -559,8 +564,7 @@ impl Session {
 
     /// The path being recorded to, if any.
     pub fn recording(&self) -> Option<std::path::PathBuf> {
-        lock(&self.inner.state)
-            .recorder
+        lock(&self.inner.recorder)
             .as_ref()
             .map(|r| r.path().to_path_buf())
     }
@@ -627,15 +631,9 @@ impl Session {
             st.input_echo = echo_line(bytes);
         }
         let r = write_all(self.inner.pty.master(), bytes, limits::WRITE_TIMEOUT);
-        let mut st = lock(&self.inner.state);
-        st.last_input = Instant::now();
-        if r.is_ok() {
-            if let Some(rec) = st.recorder.as_mut() {
-                let _ = rec.input(bytes);
-            }
-        }
-        drop(st);
+        lock(&self.inner.state).last_input = Instant::now();
         r?;
+        self.inner.record(|rec| rec.input(bytes));
         Ok(bytes.len())
     }
 
@@ -643,10 +641,9 @@ impl Session {
         let mut st = lock(&self.inner.state);
         st.screen.resize(cols, rows);
         self.inner.pty.set_size(cols, rows)?;
-        if let Some(rec) = st.recorder.as_mut() {
-            let _ = rec.resize(cols, rows);
-        }
         self.inner.changed.notify_all();
+        drop(st);
+        self.inner.record(|rec| rec.resize(cols, rows));
         Ok(())
     }
 
@@ -1122,17 +1119,30 @@ impl Inner {
         st.screen.feed(bytes);
         st.transcript.push(bytes);
         st.generation += 1;
-        if let Some(rec) = st.recorder.as_mut() {
-            let _ = rec.output(bytes);
-        }
         st.last_output = Instant::now();
         let answers = st.screen.take_answers();
         if !answers.is_empty() {
             st.answers.extend_from_slice(&answers);
         }
         self.changed.notify_all();
+        // The recording is taken before the state is let go (the one place
+        // both are held, always in this order), so whoever sees this output
+        // in the state and then stops the recording finds it in the file.
+        let mut rec = lock(&self.recorder);
         drop(st);
+        if let Some(r) = rec.as_mut() {
+            let _ = r.output(bytes);
+        }
+        drop(rec);
         self.flush_answers();
+    }
+
+    /// Add an event to the recording, if one is running. A failed write
+    /// (disk full) loses that event, never the session's output.
+    fn record(&self, event: impl FnOnce(&mut Recorder) -> io::Result<()>) {
+        if let Some(rec) = lock(&self.recorder).as_mut() {
+            let _ = event(rec);
+        }
     }
 
     /// Write pending emulator replies without ever blocking the reader: what

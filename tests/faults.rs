@@ -250,6 +250,51 @@ fn a_client_that_never_reads_blocks_no_one() {
 }
 
 #[test]
+fn a_recording_that_cannot_be_written_stalls_no_reader_of_the_screen() {
+    let (sb, _pid) = daemon("slowrec");
+    let fifo = sb.root.join("stuck.cast");
+    let path = fifo.to_str().expect("utf-8 path");
+    sb.tool(&sb.root, "mkfifo", &[path]);
+    // Holds the fifo open and never reads it: once the pipe is full, every
+    // write of the recording blocks, as on a stalled disk.
+    let mut holder = std::process::Command::new("sh")
+        .args(["-c", "exec 3<\"$0\"; exec sleep 600", path])
+        .spawn()
+        .expect("spawn the fifo holder");
+    let mut rpc = sb.rpc();
+    rpc.ok(
+        "pty/start",
+        json!({"session": "rec", "argv": ["sh", "-c",
+            "read x; head -c 400000 /dev/zero | tr '\\0' x; echo; echo done; read y"]}),
+    );
+    rpc.ok(
+        "pty/record",
+        json!({"session": "rec", "action": "start", "path": path}),
+    );
+    rpc.ok(
+        "pty/write",
+        json!({"session": "rec", "action": {"text": "go\r"}}),
+    );
+    // The recording is stuck long before the program is done (the pipe
+    // holds 64 KiB); the screen, the status and other sessions still answer
+    // (bounded: a hang fails the call).
+    let screen = eventually(Duration::from_secs(30), || {
+        let out = sb.run(&["read", "--session", "rec"]).ok();
+        out.stdout.contains("xxxxxxxx").then_some(out.stdout)
+    });
+    assert!(screen.is_some(), "the output never reached the screen");
+    sb.run(&["status", "--session", "rec"]).ok();
+    sb.run(&["read", "--session", "keep"]).ok();
+    // The disk comes back (here: the reader goes away, and the recording's
+    // writes fail): the program runs on to the end, nothing of its output
+    // lost to the session.
+    let _ = holder.kill();
+    let _ = holder.wait();
+    rpc.wait_for("rec", "done");
+    rpc.ok("pty/stop", json!({"session": "rec", "force": true}));
+}
+
+#[test]
 fn a_program_that_exits_while_written_to_fails_the_write_cleanly() {
     let (sb, pid) = daemon("eio");
     let mut rpc = sb.rpc();
