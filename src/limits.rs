@@ -56,6 +56,13 @@ pub const SETTLE_DEBOUNCE: Duration = Duration::from_millis(2);
 /// pipeline handing over) and for kernels whose terminal poll does not flush
 /// pending buffer work.
 pub const SETTLE_DEBOUNCE_BLOCKED: Duration = Duration::from_millis(1);
+/// Settling: a program waiting on the terminal with a timeout at most this
+/// long is not settled until that timeout has run out (once per wait for a
+/// full-screen program, which redraws on its timer): node's `await` of a
+/// timer, a wizard's pause, `read -t` in a countdown. Longer timeouts are
+/// housekeeping (vim's 4 s `updatetime`, top's 3 s refresh) and do not hold
+/// a wait back.
+pub const SETTLE_TIMER_HORIZON: Duration = Duration::from_millis(2_000);
 /// Settling: the first look at the kernel comes this long after the last
 /// output or input; the debounce above then confirms it.
 pub const SETTLE_FIRST_LOOK: Duration = Duration::from_micros(500);

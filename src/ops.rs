@@ -139,14 +139,27 @@ pub fn encode(s: &Session, inputs: &[Input]) -> Result<Vec<u8>, Error> {
             }
         }
     }
-    if out.len() > limits::MAX_WRITE_BYTES {
+    check_write_size(out.len())?;
+    Ok(out)
+}
+
+/// Every write of a request is bounded by [`limits::MAX_WRITE_BYTES`].
+fn check_write_size(len: usize) -> Result<(), Error> {
+    if len > limits::MAX_WRITE_BYTES {
         return Err(Error::Invalid(format!(
-            "input too large: {} bytes (at most {} per request)",
-            out.len(),
+            "input too large: {len} bytes (at most {} per request)",
             limits::MAX_WRITE_BYTES
         )));
     }
-    Ok(out)
+    Ok(())
+}
+
+/// A regular expression over the rendered screen (rows joined with `\n`):
+/// `^` and `$` match at each row's start and end.
+pub fn screen_regex(pattern: &str) -> Result<regex_lite::Regex, regex_lite::Error> {
+    regex_lite::RegexBuilder::new(pattern)
+        .multi_line(true)
+        .build()
 }
 
 /// Encode and write inputs; returns the number of bytes written.
@@ -166,6 +179,10 @@ pub struct Settle {
     /// Use the quiet window alone, for programs that poll the terminal while
     /// they work.
     pub quiet_only: bool,
+    /// The quiet window also settles while the kernel says the program is
+    /// busy: silence is enough (seed 003's `settleMs`, seed 004's
+    /// `quiet_ms`, whose clients count on a snapshot once output stops).
+    pub silence_is_enough: bool,
 }
 
 impl Default for Settle {
@@ -174,6 +191,7 @@ impl Default for Settle {
             quiet: limits::DEFAULT_QUIET,
             max_wait: limits::STEP_MAX_WAIT,
             quiet_only: false,
+            silence_is_enough: false,
         }
     }
 }
@@ -189,6 +207,7 @@ pub fn settle_with(s: &Session, how: Settle, cancel: Option<Cancel>) -> (Reason,
     let until = Until {
         exit: true,
         cancel,
+        quiet: how.silence_is_enough.then_some(how.quiet),
         settle: Some(SettleSpec {
             fallback: how.quiet,
             kernel: !how.quiet_only,
@@ -231,7 +250,11 @@ pub fn step(
     view: (bool, View),
     cancel: Option<Cancel>,
 ) -> Result<StepResult, Error> {
+    // A second caller's text is typed only after the first one's answer
+    // has been collected, so each gets its own.
+    let _turn = s.step_turn();
     if let Some(t) = text {
+        check_write_size(t.len() + 1)?;
         let mut bytes = t.as_bytes().to_vec();
         bytes.push(b'\r');
         s.write(&bytes).map_err(|e| Error::Failed(e.to_string()))?;
@@ -244,20 +267,32 @@ pub fn step(
 /// The output since the read mark (advancing it) or the screen, per `view`.
 pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: View) -> StepResult {
     let chunk = s.output(s.mark(), usize::MAX);
+    let mark_line = s.mark_line();
     s.set_mark(chunk.next);
     let alt = s.with_screen(|scr| scr.is_alt_screen());
+    // Lines as the terminal shows them; output that repaints across lines
+    // (top, `less -X`, `clear`) is shown as the screen it drew.
+    let lines = (!raw && view != View::Screen).then(|| text::line_view(&chunk.data));
+    let repaints = lines.as_ref().is_some_and(|l| l.repaints);
     let is_screen = match view {
-        View::Auto => alt,
+        View::Auto => alt || repaints,
         View::Screen => true,
         View::Stream => false,
     };
-    let output = if is_screen {
-        let fmt = if raw { Format::Ansi } else { Format::Text };
-        screen(s, Selection::All, fmt, false).text
-    } else if raw {
-        String::from_utf8_lossy(&chunk.data).into_owned()
-    } else {
-        text::strip_ansi(&chunk.data)
+    let output = match lines {
+        // Repainted on the primary screen: the lines that scrolled off
+        // since the mark (none of them lost), then the screen.
+        _ if repaints && !alt && view == View::Auto => {
+            let mut out = scrolled_since(s, mark_line);
+            out.push_str(&screen(s, Selection::All, Format::Text, false).text);
+            out
+        }
+        _ if is_screen => {
+            let fmt = if raw { Format::Ansi } else { Format::Text };
+            screen(s, Selection::All, fmt, false).text
+        }
+        Some(lines) => lines.text,
+        None => String::from_utf8_lossy(&chunk.data).into_owned(),
     };
     StepResult {
         output,
@@ -267,6 +302,22 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
         dropped: chunk.dropped,
         status: s.status(),
     }
+}
+
+/// The history lines from absolute line `from` on (see
+/// [`crate::vt::Screen::history_total`]), each ending in `\n`.
+fn scrolled_since(s: &Session, from: u64) -> String {
+    s.with_screen(|scr| {
+        let len = scr.scrollback_len();
+        let first = scr.history_total() - len as u64;
+        let skip = from.saturating_sub(first).min(len as u64) as usize;
+        let mut out = String::new();
+        for i in skip..len {
+            out.push_str(&scr.scrollback_row_text(i));
+            out.push('\n');
+        }
+        out
+    })
 }
 
 /// What [`interrupt`] did.

@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use regex_lite::Regex;
 use serde_json::{json, Map, Value};
 
 use crate::limits;
@@ -396,9 +395,9 @@ fn wait(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     let s = session(ctx, p)?;
     let text = opt_str(p, "match")?.map(str::to_string);
     let regex = match opt_str(p, "regex")? {
-        Some(r) => {
-            Some(Regex::new(r).map_err(|e| RpcError::params(format!("invalid regex: {e}")))?)
-        }
+        Some(r) => Some(
+            ops::screen_regex(r).map_err(|e| RpcError::params(format!("invalid regex: {e}")))?,
+        ),
         None => None,
     };
     let quiet = opt_ms(p, "quiet")?;
@@ -516,6 +515,7 @@ fn step(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
         quiet: opt_ms(p, "timeout")?.unwrap_or(limits::DEFAULT_QUIET),
         max_wait: opt_ms(p, "maxWait")?.unwrap_or(limits::STEP_MAX_WAIT),
         quiet_only: opt_bool(p, "quietOnly")?.unwrap_or(false),
+        silence_is_enough: false,
     };
     let r = ops::step(
         &s,

@@ -21,7 +21,7 @@ use crate::keys::MouseButton;
 use crate::limits;
 use crate::pty::{self, Pty, SpawnOptions};
 use crate::record::Recorder;
-use crate::settle::{self, Readiness};
+use crate::settle::{self, Readiness, Wakes};
 use crate::transcript::{Chunk, Transcript};
 use crate::vt::Screen;
 
@@ -299,6 +299,8 @@ struct State {
     /// Where the next incremental read of a one-shot caller (CLI `step`,
     /// MCP `terminal_read`) starts: everything before it was shown.
     mark: u64,
+    /// The screen line of the mark (see [`Session::mark_line`]).
+    mark_line: u64,
     /// Transcript end when input was last written, and the last line of
     /// text that input held (see [`Session::last_input`]).
     input_at: u64,
@@ -321,6 +323,9 @@ struct Inner {
     /// Serialises writers so that one request's bytes are never interleaved
     /// with another's.
     writer: Mutex<()>,
+    /// Serialises steps (write, wait, collect): two callers stepping the
+    /// same session at once each get their own answer, in turn.
+    steps: Mutex<()>,
     /// Closing (dropping) the write end wakes the reader thread to exit.
     stop_reader: Mutex<Option<OwnedFd>>,
     /// The mouse button a caller holds down (seed 003: one at a time).
@@ -411,12 +416,14 @@ impl Session {
                 answers: Vec::new(),
                 reader_done: false,
                 mark: 0,
+                mark_line: 0,
                 input_at: 0,
                 input_began: None,
                 input_echo: None,
             }),
             changed: Condvar::new(),
             writer: Mutex::new(()),
+            steps: Mutex::new(()),
             stop_reader: Mutex::new(Some(stop_tx)),
             mouse_held: Mutex::new(None),
             recorder: Mutex::new(recorder),
@@ -515,8 +522,24 @@ impl Session {
         lock(&self.inner.state).mark
     }
 
+    /// Move the read mark to `offset`, remembering the line the cursor is on
+    /// (see [`Session::mark_line`]).
     pub fn set_mark(&self, offset: u64) {
-        lock(&self.inner.state).mark = offset;
+        let mut st = lock(&self.inner.state);
+        st.mark = offset;
+        let scr = &st.screen;
+        let row = if scr.is_alt_screen() {
+            0
+        } else {
+            scr.cursor().row
+        };
+        st.mark_line = scr.history_total() + u64::from(row);
+    }
+
+    /// The absolute line (see [`Screen::history_total`]) the cursor was on
+    /// when the mark was last set: where the output since the mark began.
+    pub fn mark_line(&self) -> u64 {
+        lock(&self.inner.state).mark_line
     }
 
     /// Start an asciicast v2 recording of output, input and resizes to `path`.
@@ -611,6 +634,11 @@ impl Session {
     /// Up to `max` bytes of raw output from absolute offset `from`.
     pub fn output(&self, from: u64, max: usize) -> Chunk {
         lock(&self.inner.state).transcript.read(from, max)
+    }
+
+    /// Hold this for the whole of a step: other steps of this session wait.
+    pub fn step_turn(&self) -> std::sync::MutexGuard<'_, ()> {
+        lock(&self.inner.steps)
     }
 
     /// Write bytes to the program's terminal. Fails if the program has exited
@@ -739,6 +767,7 @@ impl Session {
         let mut kernel = KernelCheck::default();
         let mut next_cancel_look = start;
         let mut st = lock(&self.inner.state);
+        kernel.rewinds = Some(st.screen.rewinds());
         loop {
             let now = Instant::now();
             let fallback_ok = kernel.unknown || until.settle.is_some_and(|s| !s.kernel);
@@ -804,14 +833,17 @@ impl Session {
     ///
     /// With it, whether the program may wake by itself (see
     /// [`settle::probe_wakes`]).
-    fn readiness_now(&self) -> (Readiness, bool) {
+    fn readiness_now(&self) -> (Readiness, Wakes) {
         let master = self.inner.pty.master();
         let r = settle::probe_wakes(master, self.inner.pty.pts(), self.inner.pid);
         if pty::ready_now(master, PollFlags::IN).contains(PollFlags::IN) {
-            return (Readiness::Busy("output is still arriving".into()), true);
+            return (
+                Readiness::Busy("output is still arriving".into()),
+                Wakes::MAYBE,
+            );
         }
         if self.inner.reading.load(Ordering::SeqCst) {
-            return (Readiness::Busy("output is being read".into()), true);
+            return (Readiness::Busy("output is being read".into()), Wakes::MAYBE);
         }
         r
     }
@@ -853,6 +885,15 @@ struct KernelCheck {
     /// A first "waiting" answer, the output generation it saw, and whether
     /// the program may wake by itself (at any look since).
     waiting_since: Option<(Instant, u64, bool)>,
+    /// Until when a short timer of the waiting program is let run out (see
+    /// [`limits::SETTLE_TIMER_HORIZON`]), the output generation it saw and
+    /// the timeout: output since (what the timer brought) or work clears it.
+    timer_until: Option<(Instant, u64, Duration)>,
+    /// A timer has been let run (or begun to) in this wait.
+    timer_used: bool,
+    /// The screen's rewind count when the wait began (see
+    /// [`crate::vt::Screen::rewinds`]).
+    rewinds: Option<u64>,
     /// When the program was last seen busy.
     busy_at: Option<Instant>,
     next: Option<Instant>,
@@ -879,12 +920,13 @@ impl KernelCheck {
     }
 
     /// Take in one answer; true when the program has settled.
-    /// `r` is the readiness and whether the program may wake by itself.
+    /// `r` is the readiness and whether (and when) the program may wake by
+    /// itself.
     fn observe(
         &mut self,
         st: &State,
         generation: u64,
-        (r, wakes): (Readiness, bool),
+        (r, wakes): (Readiness, Wakes),
         now: Instant,
     ) -> bool {
         const FIRST: Duration = Duration::from_millis(1);
@@ -892,6 +934,7 @@ impl KernelCheck {
         if st.generation != generation {
             // Output arrived while we asked: start over from it.
             self.waiting_since = None;
+            self.timer_until = None;
             self.backoff = FIRST;
             self.next = None;
             return false;
@@ -911,8 +954,36 @@ impl KernelCheck {
                     self.next = Some((now + FIRST).min(st.last_input + limits::SETTLE_INPUT_GRACE));
                     return false;
                 }
-                // A program that may wake by itself (at either look) gets
-                // the longer debounce.
+                // Waiting on the terminal with a short timeout: what the
+                // timer brings may be the answer (a wizard's pause, a
+                // countdown, an awaited timer), so let it run out first. If
+                // the program then waits again, silent, on a longer timeout,
+                // it armed a new timer (node's 15 ms tick before the awaited
+                // one): let that run out too; the same or a shorter one is a
+                // periodic poll, and it is settled. A full-screen program
+                // (on the alternate screen, or repainting during this wait:
+                // top) redraws on its timer for ever: it gets one per wait.
+                if let Some(t) = wakes.timer.filter(|&t| t <= limits::SETTLE_TIMER_HORIZON) {
+                    let alt = st.screen.is_alt_screen()
+                        || self.rewinds.is_some_and(|r| r != st.screen.rewinds());
+                    let until = match self.timer_until {
+                        Some((until, g, last)) if g == generation && (now < until || t <= last) => {
+                            Some(until)
+                        }
+                        _ if alt && self.timer_used => None,
+                        _ => {
+                            self.timer_until = Some((now + t, generation, t));
+                            self.timer_used = true;
+                            Some(now + t)
+                        }
+                    };
+                    if let Some(until) = until.filter(|&u| now < u) {
+                        self.waiting_since = None;
+                        self.next = Some(until);
+                        return false;
+                    }
+                }
+                let wakes = wakes.may;
                 let debounce = |wakes| {
                     if wakes {
                         limits::SETTLE_DEBOUNCE
@@ -939,6 +1010,7 @@ impl KernelCheck {
             Readiness::Busy(_) => {
                 self.busy_at = Some(now);
                 self.waiting_since = None;
+                self.timer_until = None;
                 self.unknown = false;
                 self.backoff = (self.backoff * 2).clamp(FIRST, MOST);
                 self.next = Some(now + self.backoff);
@@ -947,6 +1019,7 @@ impl KernelCheck {
             Readiness::Unknown(_) => {
                 self.unknown = true;
                 self.waiting_since = None;
+                self.timer_until = None;
                 self.next = Some(now + MOST);
                 false
             }

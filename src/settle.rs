@@ -67,11 +67,50 @@
 //! its REPL the main thread sits in `epoll_pwait` with the terminal in the
 //! set and a timer pending, which reads as waiting for input (top, which
 //! must count as waiting, looks the same: a poll on the terminal with a
-//! timeout).
+//! timeout). The probe therefore also reports the timeout such a wait was
+//! given ([`Wakes::timer`]: the argument of `poll`/`epoll_wait`, or the
+//! `timespec`/`timeval` it points to, read from `/proc/PID/mem`), and the
+//! session lets a short one run out before it calls the program settled
+//! (see `limits::SETTLE_TIMER_HORIZON`). A timer outside the waiting call
+//! (`alarm`, a `timerfd` polled elsewhere) is not seen.
 
 use std::fmt;
 use std::os::fd::BorrowedFd;
 use std::path::Path;
+use std::time::Duration;
+
+/// Whether a group that waits may wake by itself, without input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Wakes {
+    /// It may: a thread waits with a timeout (or with arguments the probe
+    /// cannot read), or a helper thread or process is parked on something
+    /// else. Without this only input or a signal wakes it.
+    pub may: bool,
+    /// The shortest timeout given to a wait on the terminal, when the probe
+    /// could read it: the whole timeout of the call, which began at some
+    /// earlier moment, so the wake comes at most this long from now.
+    pub timer: Option<Duration>,
+}
+
+impl Wakes {
+    /// It may wake, for a reason with no known time.
+    pub const MAYBE: Wakes = Wakes {
+        may: true,
+        timer: None,
+    };
+
+    /// Both sets of reasons.
+    pub fn and(self, other: Wakes) -> Wakes {
+        let timer = match (self.timer, other.timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Wakes {
+            may: self.may || other.may,
+            timer,
+        }
+    }
+}
 
 /// What the foreground process group of a PTY is doing right now.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,7 +148,7 @@ pub fn probe(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> Readiness {
 /// thread or process is parked on something else. A group that waits with
 /// no timeout wakes only for input or a signal, so a shorter second look
 /// confirms it (see [`crate::limits::SETTLE_DEBOUNCE_BLOCKED`]).
-pub fn probe_wakes(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> (Readiness, bool) {
+pub fn probe_wakes(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> (Readiness, Wakes) {
     #[cfg(target_os = "linux")]
     {
         linux::probe(master, pts, leader)
@@ -118,7 +157,7 @@ pub fn probe_wakes(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> (Readines
     {
         let _ = (master, pts, leader);
         let why = "only Linux can tell whether a program waits for input".to_string();
-        (Readiness::Unknown(why), true)
+        (Readiness::Unknown(why), Wakes::MAYBE)
     }
 }
 

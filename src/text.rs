@@ -49,6 +49,368 @@ pub fn strip_ansi(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Output as a reader of the terminal sees it, line by line: what
+/// [`line_view`] returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineView {
+    /// The lines, with carriage returns, backspaces, tabs, erases and moves
+    /// along a line applied (a progress bar ends as its last state), and
+    /// everything drawn on the alternate screen left out once the program
+    /// has left it (vim's screens after `:q`). Tabs that nothing overwrote
+    /// stay tabs.
+    pub text: String,
+    /// The output also moved the cursor up or across lines, cleared the
+    /// screen or scrolled it (top, `less -X`, `clear`) outside the
+    /// alternate screen: lines cannot say what it drew; the rendered screen
+    /// can.
+    pub repaints: bool,
+}
+
+/// A cell of [`line_view`]'s current line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cell {
+    Char(char),
+    /// A tab, and the columns it spans after its own.
+    Tab,
+    TabSpan,
+    /// The second column of a wide character.
+    WideTail,
+}
+
+/// The current line of [`line_view`]: cells by column, combining marks by
+/// the column of the character they follow, the cursor.
+#[derive(Default)]
+struct Line {
+    cells: Vec<Cell>,
+    marks: Vec<(usize, char)>,
+    col: usize,
+}
+
+impl Line {
+    /// Make column `col` writable: pad to it, and turn a tab or wide
+    /// character it cuts into blanks.
+    fn open(&mut self, col: usize) {
+        if self.cells.len() <= col {
+            self.cells.resize(col + 1, Cell::Char(' '));
+        }
+        let (mut start, mut end) = (col, col + 1);
+        match self.cells[col] {
+            Cell::Tab | Cell::TabSpan => {
+                while start > 0 && self.cells[start] == Cell::TabSpan {
+                    start -= 1;
+                }
+                while self.cells.get(end) == Some(&Cell::TabSpan) {
+                    end += 1;
+                }
+            }
+            Cell::WideTail => start = col.saturating_sub(1),
+            Cell::Char(c) if unicode_width::UnicodeWidthChar::width(c) == Some(2) => {
+                end = (col + 2).min(self.cells.len())
+            }
+            Cell::Char(_) => return,
+        }
+        for c in &mut self.cells[start..end] {
+            *c = Cell::Char(' ');
+        }
+        self.marks.retain(|&(at, _)| at < start || at >= end);
+    }
+
+    fn put(&mut self, ch: char) {
+        use unicode_width::UnicodeWidthChar;
+        match ch.width() {
+            Some(0) => {
+                if self.col > 0 {
+                    self.marks.push((self.col - 1, ch));
+                }
+            }
+            w => {
+                let col = self.col;
+                self.open(col);
+                self.marks.retain(|&(at, _)| at != col);
+                self.cells[col] = Cell::Char(ch);
+                if w == Some(2) {
+                    self.open(col + 1);
+                    self.cells[col + 1] = Cell::WideTail;
+                }
+                self.col += w.unwrap_or(1);
+            }
+        }
+    }
+
+    fn tab(&mut self) {
+        let next = (self.col / 8 + 1) * 8;
+        self.open(self.col);
+        self.cells[self.col] = Cell::Tab;
+        for c in self.col + 1..next {
+            self.open(c);
+            self.cells[c] = Cell::TabSpan;
+        }
+        self.col = next;
+    }
+
+    /// Erase from `from` to the end (EL 0).
+    fn truncate(&mut self, from: usize) {
+        if from < self.cells.len() {
+            self.open(from);
+            self.cells.truncate(from);
+            self.marks.retain(|&(at, _)| at < from);
+        }
+    }
+
+    /// Blank `from..to` (EL 1, ECH).
+    fn blank(&mut self, from: usize, to: usize) {
+        for c in from..to.min(self.cells.len()) {
+            self.open(c);
+            self.cells[c] = Cell::Char(' ');
+            self.marks.retain(|&(at, _)| at != c);
+        }
+    }
+
+    /// DCH: delete `n` cells at the cursor, the rest moving left.
+    fn delete(&mut self, n: usize) {
+        let col = self.col;
+        if col < self.cells.len() {
+            self.open(col);
+            let end = (col + n).min(self.cells.len());
+            if end < self.cells.len() {
+                self.open(end);
+            }
+            self.cells.drain(col..end);
+            self.marks.retain(|&(at, _)| at < col || at >= end);
+            for m in &mut self.marks {
+                if m.0 >= end {
+                    m.0 -= end - col;
+                }
+            }
+        }
+    }
+
+    /// ICH: insert `n` blanks at the cursor, the rest moving right.
+    fn insert(&mut self, n: usize) {
+        let col = self.col;
+        if col < self.cells.len() {
+            self.open(col);
+            self.cells
+                .splice(col..col, std::iter::repeat(Cell::Char(' ')).take(n));
+            for m in &mut self.marks {
+                if m.0 >= col {
+                    m.0 += n;
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, out: &mut String) {
+        self.marks.sort_by_key(|&(at, _)| at);
+        let mut marks = self.marks.iter().peekable();
+        for (at, cell) in self.cells.iter().enumerate() {
+            match cell {
+                Cell::Char(c) => out.push(*c),
+                Cell::Tab => out.push('\t'),
+                Cell::TabSpan | Cell::WideTail => {}
+            }
+            while let Some(&(_, m)) = marks.next_if(|&&(m_at, _)| m_at == at) {
+                out.push(m);
+            }
+        }
+        self.cells.clear();
+        self.marks.clear();
+    }
+}
+
+/// The output `bytes` as lines a reader of the terminal would see (see
+/// [`LineView`]). The bytes are taken to start at the beginning of a line
+/// (the column of an earlier prompt is not known) and, when the first
+/// switch of screens in them leaves the alternate screen, on it.
+pub fn line_view(bytes: &[u8]) -> LineView {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::with_capacity(text.len());
+    let mut line = Line::default();
+    let mut repaints = false;
+    let mut alt = starts_on_alternate_screen(text.as_bytes());
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch == '\x1b' || ch == '\u{9b}' {
+            let seq = escape(ch, &mut chars);
+            if let Some(on) = seq.alternate_screen() {
+                alt = on;
+                continue;
+            }
+            if alt {
+                continue;
+            }
+            repaints |= seq.apply(&mut line);
+            continue;
+        }
+        if alt {
+            continue;
+        }
+        match ch {
+            '\n' => {
+                let col = line.col;
+                line.finish(&mut out);
+                out.push('\n');
+                line.col = col;
+            }
+            '\r' => line.col = 0,
+            '\u{8}' => line.col = line.col.saturating_sub(1),
+            '\t' => line.tab(),
+            c if c.is_control() => {}
+            c => line.put(c),
+        }
+    }
+    line.finish(&mut out);
+    LineView {
+        text: out,
+        repaints,
+    }
+}
+
+/// An escape sequence as far as [`line_view`] cares.
+struct Escape {
+    /// `ESC` then this byte (`[` for CSI, `]` for OSC...), or 0.
+    kind: char,
+    private: bool,
+    params: Vec<u16>,
+    /// The final character.
+    last: char,
+}
+
+/// Read the rest of an escape sequence that began with `first` (ESC or the
+/// 8-bit CSI) from `chars`.
+fn escape(first: char, chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Escape {
+    let kind = if first == '\u{9b}' {
+        '['
+    } else {
+        chars.next().unwrap_or('\0')
+    };
+    let mut e = Escape {
+        kind,
+        private: false,
+        params: Vec::new(),
+        last: kind,
+    };
+    match kind {
+        '[' => {
+            let mut cur: Option<u16> = None;
+            for c in chars.by_ref() {
+                match c {
+                    '0'..='9' => {
+                        let d = c as u16 - u16::from(b'0');
+                        cur = Some(cur.unwrap_or(0).saturating_mul(10).saturating_add(d));
+                    }
+                    ';' | ':' => e.params.push(cur.take().unwrap_or(0)),
+                    '?' | '>' | '<' | '=' => e.private = true,
+                    '\u{40}'..='\u{7e}' => {
+                        e.last = c;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(v) = cur {
+                e.params.push(v);
+            }
+        }
+        ']' | 'P' | '_' | '^' | 'X' => {
+            // A string, until BEL or ST.
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
+                    break;
+                }
+            }
+        }
+        // Intermediates then a final (charset designations).
+        '\u{20}'..='\u{2f}' => {
+            for c in chars.by_ref() {
+                if !('\u{20}'..='\u{2f}').contains(&c) {
+                    e.last = c;
+                    break;
+                }
+            }
+        }
+        _ => {}
+    }
+    e
+}
+
+impl Escape {
+    /// `Some(on)` for a switch to (or from) the alternate screen.
+    fn alternate_screen(&self) -> Option<bool> {
+        let on = match self.last {
+            'h' => true,
+            'l' => false,
+            _ => return None,
+        };
+        let alt = self.kind == '['
+            && self.private
+            && self.params.iter().any(|p| matches!(p, 47 | 1047 | 1049));
+        alt.then_some(on)
+    }
+
+    /// Apply to `line`; true when it moves across lines or repaints.
+    fn apply(&self, line: &mut Line) -> bool {
+        let n = |default: u16| {
+            let p = self.params.first().copied().unwrap_or(0);
+            usize::from(if p == 0 { default } else { p })
+        };
+        match (self.kind, self.private, self.last) {
+            ('[', false, 'K') => match n(0) {
+                0 => line.truncate(line.col),
+                1 => line.blank(0, line.col + 1),
+                _ => line.truncate(0),
+            },
+            ('[', false, 'J') if n(0) == 0 => line.truncate(line.col),
+            ('[', false, 'J') => return true,
+            ('[', false, 'G' | '`') => line.col = n(1) - 1,
+            ('[', false, 'C' | 'a') => line.col += n(1),
+            ('[', false, 'D') => line.col = line.col.saturating_sub(n(1)),
+            ('[', false, 'X') => line.blank(line.col, line.col + n(1)),
+            ('[', false, 'P') => line.delete(n(1)),
+            ('[', false, '@') => line.insert(n(1)),
+            ('[', false, 'I') => {
+                for _ in 0..n(1) {
+                    line.tab();
+                }
+            }
+            ('[', false, 'Z') => line.col = (line.col.saturating_sub(1) / 8) * 8,
+            // Up, down, to a row, scroll, lines in and out, the scroll
+            // region, saved cursors: across lines.
+            (
+                '[',
+                false,
+                'A' | 'B' | 'E' | 'F' | 'H' | 'f' | 'd' | 'e' | 'S' | 'T' | 'L' | 'M' | 'r' | 's'
+                | 'u',
+            ) => return true,
+            // RI, IND, NEL, DECSC/DECRC, RIS, DECALN.
+            ('M' | 'D' | 'E' | '7' | '8' | 'c', _, _) if self.kind != '#' => return true,
+            ('#', _, '8') => return true,
+            _ => {}
+        }
+        false
+    }
+}
+
+/// Does the first switch of screens in `bytes` leave the alternate screen
+/// (so that they begin on it)?
+fn starts_on_alternate_screen(bytes: &[u8]) -> bool {
+    let mut rest = bytes;
+    while let Some(at) = rest.windows(3).position(|w| w == b"\x1b[?") {
+        let seq = &rest[at + 3..];
+        let end = seq.iter().position(|b| !(b.is_ascii_digit() || *b == b';'));
+        if let Some(end) = end {
+            let alt = seq[..end]
+                .split(|&b| b == b';')
+                .any(|p| matches!(p, b"47" | b"1047" | b"1049"));
+            if alt && matches!(seq[end], b'h' | b'l') {
+                return seq[end] == b'l';
+            }
+        }
+        rest = &rest[at + 3..];
+    }
+    false
+}
+
 /// The length of the longest prefix of `bytes` that does not end inside a
 /// UTF-8 character or an escape sequence, so that a reader which stops there
 /// and resumes later sees each whole. A cut-off tail longer than 256 bytes is
@@ -136,6 +498,60 @@ mod tests {
     fn strips_sequences_and_carriage_returns() {
         let raw = b"\x1b[1;32mok\x1b[0m\r\n\x1b]0;title\x07x\ty\x1b(B\x1bP1$r\x1b\\z\r\n";
         assert_eq!(strip_ansi(raw), "ok\nx\ty z\n".replace(' ', ""));
+    }
+
+    #[test]
+    fn line_view_applies_what_a_line_shows() {
+        let v = |b: &[u8]| line_view(b).text;
+        // Plain lines, tabs kept, colours gone.
+        assert_eq!(v(b"a\tb\r\n\x1b[1;31mred\x1b[0m\r\n$ "), "a\tb\nred\n$ ");
+        // A progress bar ends as its last state; an erase shortens it.
+        assert_eq!(
+            v(b"Progress:  10%\rProgress:  70%\rdone\x1b[K\r\n"),
+            "done\n"
+        );
+        assert_eq!(v(b"10%\r100%\r\n"), "100%\n");
+        // Backspaces, moves along the line, delete and insert.
+        assert_eq!(v(b"abc\x08\x08X"), "aXc");
+        assert_eq!(v(b"abcdef\x1b[3G\x1b[2P"), "abef");
+        assert_eq!(v(b"abc\x1b[2D\x1b[2@"), "a  bc");
+        assert_eq!(v(b"abc\x1b[1G\x1b[0J> x\x1b[5G"), "> x");
+        // Writing over a tab or a wide character blanks the rest of it.
+        assert_eq!(v(b"a\tb\r\x1b[3CX"), "a  X    b");
+        assert_eq!(v("\u{4e2d}\u{6587}\rx".as_bytes()), "x \u{6587}");
+        // Combining marks stay with their character.
+        assert_eq!(v("e\u{301}x\rE".as_bytes()), "Ex");
+        assert_eq!(v("xe\u{301}\r".as_bytes()), "xe\u{301}");
+        assert!(!line_view(b"a\r\n\x1b[K\x1b[5C!").repaints);
+    }
+
+    #[test]
+    fn line_view_leaves_out_the_alternate_screen() {
+        // vim started, drew, quit: only the shell's lines remain.
+        let raw = b"vim\r\n\x1b[?1049h\x1b[H\x1b[2J~\r\n~\x1b[24;1H:q!\r\x1b[?1049l$ ";
+        let l = line_view(raw);
+        assert_eq!(l.text, "vim\n$ ");
+        assert!(!l.repaints);
+        // Begun on the alternate screen (the mark was set inside vim).
+        let l = line_view(b":q!\x1b[24;1H\x1b[?1049l\r$ ");
+        assert_eq!(l.text, "$ ");
+        assert!(!l.repaints);
+    }
+
+    #[test]
+    fn line_view_says_when_output_repaints_across_lines() {
+        for seq in [
+            &b"\x1b[H"[..],
+            b"\x1b[2J",
+            b"\x1b[3A",
+            b"\x1bM",
+            b"\x1b[5;20r",
+            b"\x1b7x\x1b8",
+        ] {
+            let mut raw = b"line\r\n".to_vec();
+            raw.extend_from_slice(seq);
+            assert!(line_view(&raw).repaints, "{seq:?}");
+        }
     }
 
     #[test]

@@ -507,3 +507,74 @@ fn wait_match_fails_when_the_program_exits_without_the_text() {
     );
     sb.run(&["stop"]).ok();
 }
+
+#[test]
+fn two_steps_at_once_on_one_session_each_get_their_own_answer() {
+    let sb = Sandbox::new("twosteps");
+    sb.run(&["start", "--session", "py", "--", "python3", "-q"])
+        .ok();
+    let (first, second) = std::thread::scope(|scope| {
+        let first = scope.spawn(|| {
+            sb.run(&[
+                "step",
+                "--session",
+                "py",
+                "import time; time.sleep(1); print('first')",
+            ])
+        });
+        // Only to make the two overlap; either order must pass.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let second = scope.spawn(|| sb.run(&["step", "--session", "py", "print('second')"]));
+        (first.join().expect("first"), second.join().expect("second"))
+    });
+    let (first, second) = (first.ok(), second.ok());
+    assert!(
+        first.stdout.contains("first\n") && !first.stdout.contains("second\n"),
+        "first step: {:?}",
+        first.stdout
+    );
+    assert!(
+        second.stdout.contains("second\n") && !second.stdout.contains("first\n"),
+        "second step: {:?}",
+        second.stdout
+    );
+    sb.run(&["kill-session", "--session", "py"]).ok();
+}
+
+#[test]
+fn step_prints_lines_as_the_terminal_shows_them() {
+    let sb = Sandbox::new("lineview");
+    sb.run(&[
+        "start",
+        "--session",
+        "b",
+        "--rows",
+        "10",
+        "--",
+        "bash",
+        "--norc",
+        "--noprofile",
+    ])
+    .ok();
+    let step = |text: &str| sb.run(&["step", "--session", "b", text]).ok().stdout;
+    // A progress bar on carriage returns ends as its last state.
+    let out = step("for i in 10 40 70 100; do printf '\\rProgress: %3d%%' $i; done; echo");
+    assert!(lines(&out).contains(&"Progress: 100%"), "{out:?}");
+    assert!(!out.contains("10%Progress"), "{out:?}");
+    // What vim drew on the alternate screen is gone once it quit.
+    let out = step("vim -u NONE -N");
+    assert!(out.contains('~'), "{out:?}");
+    let out = step(":q!");
+    assert!(!out.contains(":q!") && !out.contains('~'), "{out:?}");
+    // Output that repaints (cursor back to the top) shows as the screen,
+    // after every line that scrolled off: nothing is lost.
+    let out = step("seq 1 30; tput cup 0 0; echo X");
+    for n in 1..=21 {
+        assert!(
+            lines(&out).contains(&n.to_string().as_str()),
+            "{n}: {out:?}"
+        );
+    }
+    assert!(lines(&out).contains(&"X2"), "{out:?}");
+    sb.run(&["kill-session", "--session", "b"]).ok();
+}

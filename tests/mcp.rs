@@ -1054,3 +1054,63 @@ fn an_agent_stages_one_hunk_with_git_add_p() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn quiet_ms_returns_once_output_stops_even_while_the_program_works() {
+    let mut c = Client::legacy("2025-11-25");
+    let id = c.bash();
+    c.ok(
+        "terminal_send",
+        json!({"session_id": id, "text": "echo started; sleep 60; echo finished", "enter": true}),
+    );
+    // Seed 004: "quiet_ms: Return when no output arrived for this long".
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": id, "quiet_ms": 500, "timeout_ms": 30000}),
+    );
+    assert_eq!(w["reason"], "quiet", "{w}");
+    let screen = w["screen"].as_str().unwrap_or_default();
+    assert!(
+        screen.contains("\nstarted") && !screen.contains("\nfinished"),
+        "{w}"
+    );
+    // A program that waits for input is quiet at once, in the seed's words.
+    c.ok(
+        "terminal_send",
+        json!({"session_id": id, "keys": ["ctrl-c"]}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": id, "quiet_ms": 20000, "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "quiet", "{w}");
+}
+
+#[test]
+fn a_tool_call_in_a_batch_can_be_cancelled() {
+    let mut c = Client::legacy("2025-11-25");
+    let id = c.bash();
+    // The first call waits for text that never comes; the second lists.
+    let wait = json!({"jsonrpc": "2.0", "id": 900, "method": "tools/call",
+        "params": {"name": "terminal_wait",
+                   "arguments": {"session_id": id, "until": "never-printed", "timeout_ms": 45000}}});
+    let list = json!({"jsonrpc": "2.0", "id": 901, "method": "tools/call",
+        "params": {"name": "terminal_list", "arguments": {}}});
+    c.raw(&json!([wait, list]).to_string());
+    // Cancel (again, until it lands: before the call starts it is not yet
+    // known); the batch then answers without it, well before its 45 s.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let batch = loop {
+        c.notify("notifications/cancelled", json!({"requestId": 900}));
+        assert!(Instant::now() < deadline, "the batch never answered");
+        match c.rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(m) if m.is_array() => break m,
+            _ => {}
+        }
+    };
+    let ids: Vec<&Value> = batch
+        .as_array()
+        .map(|a| a.iter().map(|m| &m["id"]).collect())
+        .unwrap_or_default();
+    assert_eq!(ids, vec![&json!(901)], "{batch}");
+}

@@ -433,3 +433,36 @@ fn a_blocked_wait_does_not_hold_up_other_connections() {
     assert_eq!(r["matched"], true, "{r}");
     b.ok("pty/kill", json!({}));
 }
+
+#[test]
+fn screen_regexes_are_multi_line_and_step_text_is_bounded() {
+    let sb = Sandbox::new("rpcregex");
+    sb.run(&[
+        "start",
+        "--session",
+        "r",
+        "--",
+        "sh",
+        "-c",
+        "echo hi-A; echo hi-B; exec cat",
+    ])
+    .ok();
+    let mut c = sb.rpc();
+    // `^` and `$` match at each row of the screen.
+    let r = c.ok(
+        "pty/wait",
+        json!({"session": "r", "regex": "^hi-B$", "timeout": 20000}),
+    );
+    assert_eq!(r["matched"], true, "{r}");
+    // A step's text is bounded like any write.
+    let e = c.err(
+        "pty/step",
+        json!({"session": "r", "text": "x".repeat(2 << 20)}),
+    );
+    assert_eq!(e["code"], -32602, "{e}");
+    assert!(
+        e["message"].as_str().unwrap_or("").contains("too large"),
+        "{e}"
+    );
+    c.ok("pty/stop", json!({"session": "r", "force": true}));
+}

@@ -309,12 +309,9 @@ fn node_repl_waits_in_epoll() {
 
 /// Node's event loop watches the terminal while a top-level `await` waits
 /// on a timer: to the kernel it waits for input (the main thread is in
-/// `epoll_pwait` with the tty in the set), so the step returns with the
-/// echo, before the answer and the prompt. The same gap as the Go runtime's
-/// in src/settle.rs; pty-prompt's quiet timer has it too (1.5 s of silence).
+/// `epoll_pwait` with the tty in the set), but with the timer's timeout,
+/// which the step lets run out (limits::SETTLE_TIMER_HORIZON).
 #[test]
-#[ignore = "known gap: node's top-level await on a timer looks like waiting for input \
-            (epoll on the tty); step returns before the answer"]
 fn node_top_level_await_is_not_the_end_of_the_answer() {
     if !have("node") {
         eprintln!("node is not installed; skipped");
@@ -329,7 +326,51 @@ fn node_top_level_await_is_not_the_end_of_the_answer() {
     );
     assert!(has_line(&out.stdout, "'waited'"), "{:?}", out.stdout);
     assert_eq!(last_line(&out.stdout), "> ", "{:?}", out.stdout);
-    finish(&sb, "nodeawait");
+    // A wizard in node: a question, work on a timer, the next question.
+    let wizard = "const rl = require('readline').createInterface({input: process.stdin, \
+                  output: process.stdout}); rl.question('A? ', a => { \
+                  process.stdout.write('working'); setTimeout(() => rl.question(' B? ', \
+                  b => { console.log('got', a, b); rl.question('done? ', () => rl.close()); }), \
+                  1500); })";
+    start_settled(&sb, &sb.root, "wizard", &[], &["node", "-e", wizard]);
+    let out = step_settled(&sb, "wizard", Some("one"));
+    // readline draws its prompt from the first column, over "working".
+    assert_eq!(last_line(&out.stdout), " B? ", "{:?}", out.stdout);
+    let out = step_settled(&sb, "wizard", Some("two"));
+    assert!(has_line(&out.stdout, "got one two"), "{:?}", out.stdout);
+    assert_eq!(last_line(&out.stdout), "done? ", "{:?}", out.stdout);
+    sb.run(&["kill-session", "--session", "node"]).ok();
+    finish(&sb, "wizard");
+}
+
+/// An installer's "press a key to abort" countdown waits on the terminal
+/// with `read -t 1` (pselect6 with a 1 s timeout): each second is let run
+/// out, so `start` returns at the real question, not in the countdown.
+#[test]
+fn a_countdown_on_read_with_a_timeout_is_not_the_answer() {
+    let sb = Sandbox::new("countdown");
+    let script = "for i in 3 2 1; do printf '%s.. ' $i; \
+                  if read -t 1 -n 1 k; then echo aborted; exit 1; fi; done; \
+                  echo go; read -p 'name? ' x; echo \"hi $x\"; read y";
+    let out = start_settled(&sb, &sb.root, "c", &[], &["bash", "--norc", "-c", script]);
+    assert!(has_line(&out.stdout, "3.. 2.. 1.. go"), "{:?}", out.stdout);
+    assert_eq!(last_line(&out.stdout), "name? ", "{:?}", out.stdout);
+    let out = step_settled(&sb, "c", Some("bob"));
+    assert!(has_line(&out.stdout, "hi bob"), "{:?}", out.stdout);
+    finish(&sb, "c");
+}
+
+/// A full-screen program that redraws on a short timer for ever settles
+/// all the same: its timer is let run out once per call, not at every tick.
+#[test]
+fn a_full_screen_program_redrawing_on_a_short_timer_settles() {
+    let sb = Sandbox::new("ticker");
+    let prog = program("curses_ticker.py");
+    let out = start_settled(&sb, &sb.root, "t", &[], &["python3", &prog]);
+    assert!(out.stdout.contains("press q to quit"), "{:?}", out.stdout);
+    let out = step_settled(&sb, "t", Some("x"));
+    assert!(out.stdout.contains("key x"), "{:?}", out.stdout);
+    finish(&sb, "t");
 }
 
 #[test]

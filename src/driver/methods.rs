@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use regex_lite::Regex;
 use serde_json::{json, Value};
 
 use super::params::{self, flag, ms, opt_str, opt_u64};
@@ -334,9 +333,9 @@ fn wait_for_text(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, Dr
     let p = &req.params;
     let text = opt_str(p, "text")?;
     let regex = match opt_str(p, "regex")? {
-        Some(r) => {
-            Some(Regex::new(r).map_err(|e| DriverError::invalid(format!("params.regex: {e}")))?)
-        }
+        Some(r) => Some(
+            ops::screen_regex(r).map_err(|e| DriverError::invalid(format!("params.regex: {e}")))?,
+        ),
         None => None,
     };
     let what = match (text, &regex) {
@@ -396,6 +395,7 @@ fn wait_for_idle(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, Dr
         quiet: ms(p, "settleMs", limits::DEFAULT_QUIET)?,
         max_wait: ms(p, "timeoutMs", limits::DEFAULT_WAIT)?,
         quiet_only: false,
+        silence_is_enough: true,
     };
     let s = session(d, req)?;
     turn.release();
@@ -436,6 +436,7 @@ fn capture(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, DriverEr
         quiet: ms(p, "settleMs", limits::DEFAULT_QUIET)?,
         max_wait: ms(p, "deadlineMs", limits::DEFAULT_WAIT)?,
         quiet_only: false,
+        silence_is_enough: true,
     };
     let (ansi, svg) = (flag(p, "includeAnsi")?, flag(p, "includeSvg")?);
     let s = session(d, req)?;

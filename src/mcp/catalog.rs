@@ -220,7 +220,7 @@ pub const TOOLS: &[ToolDef] = &[
             object(
                 &[
                     ("session_id", string("The session.")),
-                    ("reason", json!({"type": "string", "enum": ["matched", "quiet", "idle", "exited", "timeout"], "description": "Why the wait ended."})),
+                    ("reason", json!({"type": "string", "enum": ["matched", "quiet", "exited", "timeout"], "description": "Why the wait ended: quiet when no output came for quiet_ms or the program waits for input."})),
                     ("matched", json!({"type": ["string", "null"], "description": "The text until matched, or null."})),
                     ("running", running()),
                     ("exit_code", exit_code()),

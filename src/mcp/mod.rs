@@ -469,10 +469,8 @@ impl Server {
                 ))
             }
         };
-        if inline {
-            let outcome = handler(&self.ctx, &args, &Arc::new(AtomicBool::new(false)));
-            return Ok(Some(ok(id, tool_result(proto, outcome))));
-        }
+        // Every call, a batch's too, counts against the limit and can be
+        // cancelled by its id.
         let key = id.to_string();
         let cancel = Arc::new(AtomicBool::new(false));
         {
@@ -486,22 +484,29 @@ impl Server {
             }
             inflight.insert(key.clone(), Arc::clone(&cancel));
         }
+        // The answer, `None` once cancelled (a cancelled request gets none).
+        let run = move |me: &Server, id: &Value, key: &str| {
+            let run = || handler(&me.ctx, &args, &cancel);
+            let answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+                Ok(outcome) => ok(id, tool_result(proto, outcome)),
+                Err(_) => error(
+                    id,
+                    Fault::new(INTERNAL_ERROR, "internal error: the tool call failed"),
+                ),
+            };
+            lock(&me.inflight).remove(key);
+            (!cancel.load(Ordering::Relaxed)).then_some(answer)
+        };
+        if inline {
+            return Ok(run(self, id, &key));
+        }
         let me = Arc::clone(self);
         let id = id.clone();
         let thread_key = key.clone();
         let spawned = std::thread::Builder::new()
             .name("mcp-call".into())
             .spawn(move || {
-                let run = || handler(&me.ctx, &args, &cancel);
-                let answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
-                    Ok(outcome) => ok(&id, tool_result(proto, outcome)),
-                    Err(_) => error(
-                        &id,
-                        Fault::new(INTERNAL_ERROR, "internal error: the tool call failed"),
-                    ),
-                };
-                lock(&me.inflight).remove(&thread_key);
-                if !cancel.load(Ordering::Relaxed) {
+                if let Some(answer) = run(&me, &id, &thread_key) {
                     me.send(&answer);
                 }
             });

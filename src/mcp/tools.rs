@@ -274,12 +274,19 @@ fn wait_until(s: &Session, until: &Until, timeout: Duration, cancel: &Arc<Atomic
     s.wait(&until, timeout).0
 }
 
-/// `ops::settle` with the request's cancel flag.
-fn settle(s: &Session, quiet: Duration, timeout: Duration, cancel: &Arc<AtomicBool>) -> Reason {
+/// `ops::settle` with the request's cancel flag; with `silence`, `quiet`
+/// without output settles too, even while the program works.
+fn settle(
+    s: &Session,
+    (quiet, silence): (Duration, bool),
+    timeout: Duration,
+    cancel: &Arc<AtomicBool>,
+) -> Reason {
     let how = Settle {
         quiet,
         max_wait: timeout,
         quiet_only: false,
+        silence_is_enough: silence,
     };
     ops::settle_with(s, how, Some(Cancel::Flag(Arc::clone(cancel)))).0
 }
@@ -328,7 +335,12 @@ fn start(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome
             ),
             e => failed(e),
         })?;
-    let ready = settle(&s, limits::DEFAULT_QUIET, limits::MCP_START_SETTLE, cancel);
+    let ready = settle(
+        &s,
+        (limits::DEFAULT_QUIET, false),
+        limits::MCP_START_SETTLE,
+        cancel,
+    );
     let st = s.status();
     Ok(json!({
         "session_id": name,
@@ -494,13 +506,20 @@ fn wait(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome 
         None => {
             let q = quiet
                 .ok_or("give until (a regex to wait for), quiet_ms (a quiet period), or both")?;
-            (settle(&s, q, timeout, cancel), None)
+            // Seed 004: "return when no output arrived for this long"; the
+            // kernel saying it waits for input ends it sooner.
+            (settle(&s, (q, true), timeout, cancel), None)
         }
     };
     let st = s.status();
+    // Seed 004's reasons: settled by the kernel is its "quiet" too.
+    let reason = match reason {
+        Reason::Idle => "quiet",
+        r => r.as_str(),
+    };
     Ok(json!({
         "session_id": id,
-        "reason": reason.as_str(),
+        "reason": reason,
         "matched": matched,
         "running": st.running(),
         "exit_code": exit_code(&st),

@@ -7,8 +7,9 @@ use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 use std::sync::OnceLock;
+use std::time::Duration;
 
-use super::Readiness;
+use super::{Readiness, Wakes};
 
 /// A session with more processes than this is not worth walking every few
 /// milliseconds; the caller falls back to its quiet timer.
@@ -22,21 +23,21 @@ const MAX_SELECT_NFDS: u64 = 64;
 /// `children` and `fdinfo` of huge sets are cut (and then decided leniently).
 const MAX_PROC_FILE: usize = 64 * 1024;
 
-pub(super) fn probe(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> (Readiness, bool) {
+pub(super) fn probe(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> (Readiness, Wakes) {
     let pgid = match rustix::termios::tcgetpgrp(master) {
         Ok(pid) => pid.as_raw_nonzero().get(),
         Err(e) => {
             let why = format!("the terminal has no foreground process group ({e})");
-            return (Readiness::Unknown(why), true);
+            return (Readiness::Unknown(why), Wakes::MAYBE);
         }
     };
     let members = match find_members(leader, pgid) {
         Ok(members) if members.is_empty() => {
             let why = format!("no process of the foreground process group {pgid} is left");
-            return (Readiness::Unknown(why), true);
+            return (Readiness::Unknown(why), Wakes::MAYBE);
         }
         Ok(members) => members,
-        Err(why) => return (Readiness::Unknown(why), true),
+        Err(why) => return (Readiness::Unknown(why), Wakes::MAYBE),
     };
     Group {
         pts: pts.as_os_str().as_bytes(),
@@ -194,11 +195,8 @@ fn read_member(pid: i32, pgid: i32, buf: &mut Vec<u8>) -> Option<(Member, bool)>
 
 /// What one thread is doing, as far as waiting for input goes.
 enum Class {
-    /// Blocked on the terminal; `timed` when the call ends by itself (a
-    /// timeout, or arguments the probe cannot see).
-    Input {
-        timed: bool,
-    },
+    /// Blocked on the terminal, until the call's timeout if it has one.
+    Input(Timeout),
     /// Running, in uninterruptible sleep or writing to the terminal: busy
     /// whichever thread it is.
     Active(String),
@@ -228,22 +226,24 @@ struct Group<'a> {
 impl Group<'_> {
     /// The readiness, and whether the group may wake by itself: a thread
     /// waits with a timeout, or a helper is parked on something else.
-    fn verdict(mut self) -> (Readiness, bool) {
+    fn verdict(mut self) -> (Readiness, Wakes) {
         let mut input = false;
-        let mut wakes = false;
+        let mut wakes = Wakes::default();
         let mut unknown = None;
         let mut parked = None;
         let mut deferred = Vec::new();
         for (i, member) in self.members.iter().enumerate() {
             for &tid in &member.tids {
                 match self.classify(member, tid) {
-                    Class::Busy(why) | Class::Active(why) => return (Readiness::Busy(why), true),
-                    Class::Input { timed } => {
+                    Class::Busy(why) | Class::Active(why) => {
+                        return (Readiness::Busy(why), Wakes::MAYBE)
+                    }
+                    Class::Input(timeout) => {
                         input = true;
-                        wakes |= timed;
+                        wakes = wakes.and(timeout.wakes());
                     }
                     Class::Parked(why) => {
-                        wakes = true;
+                        wakes = wakes.and(Wakes::MAYBE);
                         parked.get_or_insert(why);
                     }
                     Class::Unknown(why) => {
@@ -264,9 +264,9 @@ impl Group<'_> {
                 _ => continue,
             };
             if !served {
-                return (Readiness::Busy(why), true);
+                return (Readiness::Busy(why), Wakes::MAYBE);
             }
-            wakes = true;
+            wakes = wakes.and(Wakes::MAYBE);
             parked.get_or_insert(why);
         }
         let readiness = match (unknown, input) {
@@ -305,7 +305,7 @@ impl Group<'_> {
             return class;
         }
         match class {
-            Class::Input { .. } | Class::Active(_) | Class::Gone => class,
+            Class::Input(_) | Class::Active(_) | Class::Gone => class,
             Class::Parked(why)
             | Class::Busy(why)
             | Class::Unknown(why)
@@ -383,7 +383,7 @@ impl Group<'_> {
         let Some((sys, name)) = syscall::kind(nr) else {
             return Err(format!("is in system call {nr}"));
         };
-        let timed = ends_by_itself(name, &arg);
+        let timeout = || timeout_of(pid, name, &arg);
         let class = match sys {
             Sys::Read | Sys::Write => {
                 let Some(link) = fd_link(pid, arg1) else {
@@ -392,7 +392,7 @@ impl Group<'_> {
                 let reading = sys == Sys::Read;
                 if self.is_terminal(&link) {
                     return Ok(if reading {
-                        Class::Input { timed: false }
+                        Class::Input(Timeout::Never)
                     } else {
                         Class::Active(format!("{} is writing to the terminal", who()))
                     });
@@ -409,13 +409,13 @@ impl Group<'_> {
             Sys::Poll if arg(1) == Some(0) => {
                 Class::Busy(format!("{} is sleeping in {name}", who()))
             }
-            Sys::Poll => Class::Input { timed },
-            Sys::Select if arg1 > MAX_SELECT_NFDS => Class::Input { timed },
+            Sys::Poll => Class::Input(timeout()),
+            Sys::Select if arg1 > MAX_SELECT_NFDS => Class::Input(timeout()),
             Sys::Select => {
                 let terminal =
                     (0..arg1).any(|fd| fd_link(pid, fd).is_some_and(|l| self.is_terminal(&l)));
                 if terminal {
-                    Class::Input { timed }
+                    Class::Input(timeout())
                 } else {
                     Class::Parked(format!("{} is in {name} without the terminal", who()))
                 }
@@ -426,7 +426,7 @@ impl Group<'_> {
                 }
                 // An interest list we cannot read counts as input, as
                 // poll's does.
-                Some(true) | None => Class::Input { timed },
+                Some(true) | None => Class::Input(timeout()),
             },
             Sys::Sleep => Class::Busy(format!("{} is sleeping in {name}", who())),
             Sys::Wait => Class::WaitsForChild(format!(
@@ -498,22 +498,75 @@ fn fd_links(pid: i32) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Whether a wait in system call `name` ends by itself: a timeout among its
-/// arguments (`arg(i)`, counted from 0), or arguments it cannot read. A
-/// program blocked without one wakes only for input or a signal.
-fn ends_by_itself(name: &str, arg: &dyn Fn(usize) -> Option<u64>) -> bool {
-    // An int timeout in milliseconds: negative waits for ever.
-    let millis = |i: usize| arg(i).map_or(true, |t| (t as u32 as i32) >= 0);
-    // A pointer to a timeout: NULL waits for ever.
-    let pointer = |i: usize| arg(i) != Some(0);
+/// How long a wait on the terminal may last by itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Timeout {
+    /// No timeout: only input or a signal ends it.
+    Never,
+    /// The timeout the call was given.
+    After(Duration),
+    /// A timeout the probe cannot read (or may be one).
+    Unknown,
+}
+
+impl Timeout {
+    fn wakes(self) -> Wakes {
+        match self {
+            Timeout::Never => Wakes::default(),
+            Timeout::After(d) => Wakes {
+                may: true,
+                timer: Some(d),
+            },
+            Timeout::Unknown => Wakes::MAYBE,
+        }
+    }
+}
+
+/// The timeout of a wait in system call `name` of process `pid`, from its
+/// arguments (`arg(i)`, counted from 0): an int of milliseconds (negative
+/// waits for ever), or a pointer to a `timespec` (`timeval` for `select`)
+/// in the program's memory (NULL waits for ever).
+fn timeout_of(pid: i32, name: &str, arg: &dyn Fn(usize) -> Option<u64>) -> Timeout {
+    let millis = |i: usize| match arg(i).map(|t| t as u32 as i32) {
+        None => Timeout::Unknown,
+        Some(t) if t < 0 => Timeout::Never,
+        Some(t) => Timeout::After(Duration::from_millis(t as u64)),
+    };
+    let pointer = |i: usize, micros: bool| match arg(i) {
+        None => Timeout::Unknown,
+        Some(0) => Timeout::Never,
+        Some(addr) => read_timeout(pid, addr, micros).map_or(Timeout::Unknown, Timeout::After),
+    };
     match name {
         "poll" => millis(2),
         "epoll_wait" | "epoll_pwait" => millis(3),
-        "ppoll" => pointer(2),
-        "epoll_pwait2" => pointer(3),
-        "select" | "pselect6" => pointer(4),
-        _ => true,
+        "ppoll" => pointer(2, false),
+        "epoll_pwait2" => pointer(3, false),
+        "pselect6" => pointer(4, false),
+        "select" => pointer(4, true),
+        _ => Timeout::Unknown,
     }
+}
+
+/// A `timespec` (or, with `micros`, a `timeval`) of a 64-bit process at
+/// `addr`, read through `/proc/PID/mem` (the same ptrace access as its
+/// `syscall` file). `None` if it cannot be read or makes no sense.
+fn read_timeout(pid: i32, addr: u64, micros: bool) -> Option<Duration> {
+    use std::os::unix::fs::FileExt;
+    let mem = File::open(format!("/proc/{pid}/mem")).ok()?;
+    let mut b = [0u8; 16];
+    mem.read_exact_at(&mut b, addr).ok()?;
+    let sec = i64::from_ne_bytes(b[..8].try_into().ok()?);
+    let frac = i64::from_ne_bytes(b[8..].try_into().ok()?);
+    let nanos = if micros {
+        frac.checked_mul(1000)?
+    } else {
+        frac
+    };
+    if sec < 0 || !(0..1_000_000_000).contains(&nanos) {
+        return None;
+    }
+    Some(Duration::new(sec as u64, nanos as u32))
 }
 
 /// The kernel function a thread sleeps in, for when `syscall` does not
@@ -531,7 +584,7 @@ fn classify_wchan(buf: &[u8], who: &dyn Fn() -> String) -> Result<Class, String>
         | "do_sys_poll"
         | "ep_poll"
         // The arguments are not known here: maybe with a timeout.
-        | "do_epoll_wait" => Class::Input { timed: true },
+        | "do_epoll_wait" => Class::Input(Timeout::Unknown),
         "hrtimer_nanosleep" | "do_nanosleep" | "common_nsleep" => {
             Class::Busy(format!("{} is sleeping in {name}", who()))
         }
@@ -714,7 +767,7 @@ mod tests {
         let class = |name: &str| classify_wchan(name.as_bytes(), &who);
         assert!(matches!(
             class("poll_schedule_timeout.constprop.0"),
-            Ok(Class::Input { timed: true })
+            Ok(Class::Input(Timeout::Unknown))
         ));
         assert!(matches!(class("wait_woken\n"), Ok(Class::Input { .. })));
         assert!(matches!(class("do_epoll_wait"), Ok(Class::Input { .. })));

@@ -491,6 +491,9 @@ pub(crate) struct Scrollback {
     runs_base: u32,
     limit: usize,
     scratch: Scratch,
+    /// Lines pushed in all (less those taken back): the absolute number of
+    /// the next line to leave the screen, which a reader can remember.
+    pushed: u64,
 }
 
 impl Scrollback {
@@ -585,6 +588,13 @@ impl Scrollback {
         self.text.extend_from_slice(text);
         self.runs.extend_from_slice(runs);
         self.lines.push(slot);
+        self.pushed += 1;
+    }
+
+    /// Lines ever pushed (see the field); history line `i` is number
+    /// `pushed() - len() + i`.
+    pub fn pushed(&self) -> u64 {
+        self.pushed
     }
 
     pub fn len(&self) -> usize {
@@ -618,17 +628,21 @@ impl Scrollback {
         self.lines.truncate_back(1);
         self.text.truncate_back(text.len());
         self.runs.truncate_back(runs.len());
+        self.pushed -= 1;
         Some(line)
     }
 
     pub fn clear(&mut self) {
+        let pushed = self.pushed;
         *self = Scrollback::new(self.limit);
+        self.pushed = pushed;
     }
 
     /// Take every line out (for reflow), leaving the history empty.
     pub fn take(&mut self) -> VecDeque<Line> {
-        let lines = (0..self.len()).filter_map(|i| self.get(i)).collect();
+        let lines: VecDeque<Line> = (0..self.len()).filter_map(|i| self.get(i)).collect();
         self.clear();
+        self.pushed -= lines.len() as u64;
         lines
     }
 }

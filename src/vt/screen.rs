@@ -152,6 +152,12 @@ impl Screen {
         self.term.modes.alt_screen
     }
 
+    /// A count that grows whenever the cursor goes back up the screen (or
+    /// the screen is cleared): the program repaints rather than adds output.
+    pub fn rewinds(&self) -> u64 {
+        self.term.rewinds
+    }
+
     /// Text of visible row `row` (0-based; empty past the bottom): trailing
     /// blanks trimmed, wide-character spacers skipped, combining marks kept.
     pub fn row_text(&self, row: usize) -> String {
@@ -177,6 +183,14 @@ impl Screen {
     /// Lines of history above the primary screen.
     pub fn scrollback_len(&self) -> usize {
         self.term.scrollback.len()
+    }
+
+    /// Lines that ever left the top of the primary screen for the history:
+    /// with the cursor's row, an absolute position in the primary screen's
+    /// output that stays put as it scrolls (history line `i` is number
+    /// `history_total() - scrollback_len() + i`).
+    pub fn history_total(&self) -> u64 {
+        self.term.scrollback.pushed()
     }
 
     /// Text of history line `i` (0 = oldest; empty past the end).

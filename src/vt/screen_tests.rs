@@ -779,3 +779,39 @@ fn blank_history_lines_pulled_back_by_a_resize_are_plain_rows() {
     s.check_invariants().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rows(&s), ["", "", "", "", "", ""]);
 }
+
+#[test]
+fn rewinds_count_repaints_not_new_output() {
+    // Lines, carriage returns, backspaces and moves along a row add output.
+    let mut s = screen(20, 5, b"one\r\ntwo\r\n3.. \x082.. \r\x1b[5Cx\x1b[K");
+    assert_eq!(s.rewinds(), 0);
+    // Going back up (CUU, CUP above the cursor, RI) or clearing repaints.
+    s.feed(b"\x1b[A");
+    assert_eq!(s.rewinds(), 1);
+    s.feed(b"\x1b[H");
+    assert_eq!(s.rewinds(), 2);
+    s.feed(b"\x1b[4;1H\x1b[2;1H");
+    assert_eq!(s.rewinds(), 3);
+    s.feed(b"\x1bM\x1b[2J");
+    assert_eq!(s.rewinds(), 5);
+    // Moving down or to the same row does not.
+    s.feed(b"\x1b[3;1H\x1b[3;9H\x1b[B");
+    assert_eq!(s.rewinds(), 5);
+}
+
+#[test]
+fn history_total_numbers_lines_for_good() {
+    let mut s = screen(10, 4, b"");
+    for i in 0..10 {
+        s.feed(format!("{i}\r\n").as_bytes());
+    }
+    // Ten line feeds on a 4-row screen: lines 0..=6 scrolled off.
+    assert_eq!(s.history_total(), 7);
+    assert_eq!(s.scrollback_row_text(0), "0");
+    // Clearing the history (ED 3) does not renumber what comes next.
+    s.feed(b"\x1b[3J");
+    assert_eq!((s.history_total(), s.scrollback_len()), (7, 0));
+    s.feed(b"x\r\n");
+    assert_eq!((s.history_total(), s.scrollback_len()), (8, 1));
+    assert_eq!(s.scrollback_row_text(0), "7");
+}

@@ -62,6 +62,9 @@ pub(crate) struct Term {
     pub last_char: Option<char>,
     /// DECSCUSR's parameter (`CSI n SP q`, 0..=6): the cursor's shape.
     pub cursor_shape: u8,
+    /// How often the cursor went back up the screen or the screen was
+    /// cleared: a program repainting what it drew, rather than adding to it.
+    pub rewinds: u64,
 }
 
 fn default_tabs(cols: usize) -> Vec<bool> {
@@ -104,6 +107,7 @@ impl Term {
             answers: Vec::new(),
             last_char: None,
             cursor_shape: 0,
+            rewinds: 0,
         }
     }
 
@@ -361,6 +365,7 @@ impl Term {
     /// RI: up a line, scrolling down at the top margin.
     pub fn reverse_index(&mut self) {
         self.pending_wrap = false;
+        self.rewinds += 1;
         if self.row == self.top {
             self.scroll_down(1);
         } else if self.row > 0 {
@@ -441,7 +446,9 @@ impl Term {
         } else {
             (0, self.rows - 1)
         };
-        self.row = (min + row).min(max);
+        let to = (min + row).min(max);
+        self.rewinds += u64::from(to < self.row);
+        self.row = to;
         self.col = col.min(self.cols - 1);
     }
 
@@ -468,7 +475,9 @@ impl Term {
     pub fn move_up(&mut self, n: usize) {
         self.pending_wrap = false;
         let limit = if self.row >= self.top { self.top } else { 0 };
-        self.row = self.row.saturating_sub(n).max(limit);
+        let to = self.row.saturating_sub(n).max(limit);
+        self.rewinds += u64::from(to < self.row);
+        self.row = to;
     }
 
     /// CUD: down, stopping at the bottom margin when starting inside it.
@@ -564,6 +573,7 @@ impl Term {
             }
             2 => {
                 self.pending_wrap = false;
+                self.rewinds += 1;
                 for r in 0..self.rows {
                     self.erase_row(r);
                 }

@@ -469,3 +469,20 @@ fn shutdown_stops_every_session_answers_and_exits() {
     assert!(c.wait_exit().success());
     c.assert_nothing_left();
 }
+
+#[test]
+fn capture_is_idle_once_output_stops_even_while_the_program_works() {
+    let mut c = Client::start("drv-silent");
+    c.launch("s", &["/bin/sh", "-c", "echo Ready; sleep 60"], json!({}));
+    c.wait_text("s", "Ready");
+    // Seed 003: a capture completes `idle` once the screen stops changing
+    // for settleMs, whatever the program does meanwhile.
+    let cap = c.capture("s", json!({"settleMs": 250, "deadlineMs": 30000}));
+    assert_eq!(cap["reason"], "idle", "{cap}");
+    let idle = c.ok(
+        "waitForIdle",
+        "s",
+        json!({"settleMs": 250, "timeoutMs": 30000}),
+    );
+    assert_eq!(idle["reason"], "idle", "{idle}");
+}
