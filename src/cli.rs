@@ -1,7 +1,10 @@
 //! The `ptybroker` command line: pty-prompt's verbs (seed 002) and the rest,
 //! each a client of the per-user daemon. One function per verb, found by
 //! name in [`VERBS`]; each parses its options with lexopt, makes its calls and
-//! prints the program's output on stdout and one status line on stderr.
+//! prints the program's output on stdout and one status line on stderr, all
+//! through [`output`].
+
+pub mod output;
 
 use std::time::{Duration, SystemTime};
 
@@ -9,9 +12,10 @@ use lexopt::ValueExt;
 use serde_json::{json, Map, Value};
 
 use crate::client::{CallError, Client, Found};
-use crate::limits;
 use crate::session::Exit;
 use crate::status::{self, State};
+use crate::{keys, limits, manager, ops};
+use output::{err_line, out_json, out_text};
 
 /// A verb's failure: printed in the status line's bracketed form.
 pub struct Failure {
@@ -129,12 +133,23 @@ impl Common {
     /// Take `arg` if it is a common option; `Ok(false)` leaves it to the verb.
     fn take(&mut self, arg: &Opt, p: &mut lexopt::Parser) -> Result<bool, Failure> {
         match arg.flag() {
-            "-s" | "--session" => self.session = Some(value(p)?),
+            "-s" | "--session" => {
+                let name = value(p)?;
+                manager::check_name(&name).map_err(|e| usage(e.to_string()))?;
+                self.session = Some(name);
+            }
             "-t" | "--timeout" => self.timeout = Some(number(p)?),
             "--max-wait" => self.max_wait = Some(number(p)?),
             "--raw" => self.raw = true,
-            "--screen" => self.view = Some("screen"),
-            "--stream" => self.view = Some("stream"),
+            f @ ("--screen" | "--stream") => {
+                let view = if f == "--screen" { "screen" } else { "stream" };
+                if self.view.is_some_and(|had| had != view) {
+                    return Err(usage(
+                        "--screen and --stream cannot be combined: pick one view",
+                    ));
+                }
+                self.view = Some(view);
+            }
             "--json" => self.json = true,
             "--quiet-only" => self.quiet_only = true,
             _ => return Ok(false),
@@ -150,6 +165,16 @@ impl Common {
         let mut m = Map::new();
         m.insert("session".into(), json!(self.name()));
         m
+    }
+
+    /// Refuse `--json` for a verb whose call has no result to print.
+    fn no_json(&self, verb: &str) -> Result<(), Failure> {
+        if self.json {
+            return Err(usage(format!(
+                "{verb} has no --json output: it prints only the status line"
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -175,15 +200,12 @@ fn ms(v: &Value) -> Duration {
 
 /// Print the status line for a status object (see `rpc::status_json`).
 fn print_status(status: &Value) {
-    eprintln!(
-        "{}",
-        status::line(
-            SystemTime::now(),
-            ms(&status["runningMs"]),
-            ms(&status["quietMs"]),
-            state_of(status)
-        )
-    );
+    err_line(&status::line(
+        SystemTime::now(),
+        ms(&status["runningMs"]),
+        ms(&status["quietMs"]),
+        state_of(status),
+    ));
 }
 
 /// Ask for the session's status and print it as the status line: the tail
@@ -194,15 +216,23 @@ fn report_status(client: &Client, c: &Common) -> Result<(), Failure> {
     Ok(())
 }
 
-fn print_output(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    if !text.is_empty() && !text.ends_with('\n') {
-        let _ = out.write_all(b"\n");
+/// The session's status, refusing when its program has exited: what `send`
+/// says (the daemon refuses to write to an exited program), for the verbs
+/// the daemon would otherwise carry out on nothing.
+fn require_running(client: &Client, c: &Common) -> Result<(), Failure> {
+    let st = client.call("pty/status", Value::Object(c.params()))?;
+    if st["running"] == false {
+        return Err(Failure {
+            message: EXITED.into(),
+            exit: 1,
+        });
     }
-    let _ = out.flush();
+    Ok(())
 }
+
+/// The error for acting on a program that has exited (the daemon's wording
+/// for `send`).
+const EXITED: &str = "the program has exited";
 
 fn step_params(c: &Common, text: Option<String>) -> Value {
     let mut p = c.params();
@@ -221,19 +251,23 @@ fn step_params(c: &Common, text: Option<String>) -> Value {
     Value::Object(p)
 }
 
-fn print_step(r: &Value) {
-    print_output(r["output"].as_str().unwrap_or(""));
+/// Print a `pty/step` result: its output (or, with `--json`, the whole
+/// result), then the status line.
+fn print_step(r: &Value, c: &Common) -> Result<(), Failure> {
+    if c.json {
+        out_json(r)?;
+    } else {
+        out_text(r["output"].as_str().unwrap_or(""))?;
+    }
     if r["dropped"].as_u64().unwrap_or(0) > 0 {
-        eprintln!(
-            "{}",
-            status::error_line(&format!(
-                "{} bytes of output were dropped before they could be shown (the buffer keeps the last {} KiB)",
-                r["dropped"],
-                limits::TRANSCRIPT_BYTES / 1024
-            ))
-        );
+        err_line(&status::error_line(&format!(
+            "{} bytes of output were dropped before they could be shown (the buffer keeps the last {} KiB)",
+            r["dropped"],
+            limits::TRANSCRIPT_BYTES / 1024
+        )));
     }
     print_status(&r["status"]);
+    Ok(())
 }
 
 fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
@@ -242,17 +276,14 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let mut params = Map::new();
     let mut env: Map<String, Value> = Map::new();
     let mut clean = false;
+    let (mut cols, mut rows) = (None, None);
     while let Some(arg) = Opt::next(p)? {
         if c.take(&arg, p)? {
             continue;
         }
         match arg.flag() {
-            "--cols" => {
-                params.insert("cols".into(), json!(number(p)?));
-            }
-            "--rows" => {
-                params.insert("rows".into(), json!(number(p)?));
-            }
+            "--cols" => cols = Some(number(p)?),
+            "--rows" => rows = Some(number(p)?),
             "--cwd" => {
                 params.insert("cwd".into(), json!(value(p)?));
             }
@@ -282,6 +313,15 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
             "start needs a command: ptybroker start [options] -- cmd [args...]",
         ));
     }
+    if cols.is_some() || rows.is_some() {
+        let (cols, rows) = limits::check_size(
+            cols.unwrap_or(limits::DEFAULT_COLS.into()),
+            rows.unwrap_or(limits::DEFAULT_ROWS.into()),
+        )
+        .map_err(usage)?;
+        params.insert("cols".into(), json!(cols));
+        params.insert("rows".into(), json!(rows));
+    }
     // The child runs as if the caller had forked it: the caller's working
     // directory and environment, not the daemon's.
     if !params.contains_key("cwd") {
@@ -309,12 +349,11 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let client = Client::new();
     let (stream, note) = client.connect_or_start()?;
     if let Some(n) = note {
-        eprintln!("{}", status::error_line(&n));
+        err_line(&status::error_line(&n));
     }
     Client::call_on(stream, "pty/start", Value::Object(params))?;
     let r = client.call("pty/step", step_params(&c, None))?;
-    print_step(&r);
-    Ok(())
+    print_step(&r, &c)
 }
 
 fn step(p: &mut lexopt::Parser) -> Result<(), Failure> {
@@ -330,8 +369,7 @@ fn step(p: &mut lexopt::Parser) -> Result<(), Failure> {
         }
     }
     let r = Client::new().call("pty/step", step_params(&c, text))?;
-    print_step(&r);
-    Ok(())
+    print_step(&r, &c)
 }
 
 fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
@@ -354,12 +392,22 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
         Some(m) => params.insert("match".into(), json!(m)),
         None => params.insert("exit".into(), json!(true)),
     };
-    let w = client.call("pty/wait", Value::Object(params))?;
+    let mut w = client.call("pty/wait", Value::Object(params))?;
     let mut out = c.params();
     out.insert("strip".into(), json!(!c.raw));
     let o = client.call("pty/output", Value::Object(out))?;
-    print_output(o["data"].as_str().unwrap_or(""));
-    report_status(&client, &c)?;
+    let st = client.call("pty/status", Value::Object(c.params()))?;
+    if c.json {
+        // The wait's result (reason, screen...) with what `wait` prints
+        // beside it, in the names `pty/step` uses.
+        w["output"] = o["data"].clone();
+        w["dropped"] = o["dropped"].clone();
+        w["status"] = st.clone();
+        out_json(&w)?;
+    } else {
+        out_text(o["data"].as_str().unwrap_or(""))?;
+    }
+    print_status(&st);
     if matching.is_some() && w["reason"] == "exited" {
         return Err(Failure {
             message: "the program exited before the text appeared".into(),
@@ -390,15 +438,20 @@ fn stop_with(p: &mut lexopt::Parser, force: bool) -> Result<(), Failure> {
     let mut params = c.params();
     params.insert("force".into(), json!(force));
     let r = Client::new().call("pty/stop", Value::Object(params))?;
+    if c.json {
+        out_json(&r)?;
+    }
     let exit = match (r["signal"].as_i64(), r["exitCode"].as_i64()) {
         (Some(s), _) => Some(Exit::Signal(s as i32)),
         (None, Some(code)) => Some(Exit::Code(code as i32)),
         _ => None,
     };
-    eprintln!(
-        "{}",
-        status::stopped_line(SystemTime::now(), ms(&r["ranMs"]), exit, c.name())
-    );
+    err_line(&status::stopped_line(
+        SystemTime::now(),
+        ms(&r["ranMs"]),
+        exit,
+        c.name(),
+    ));
     Ok(())
 }
 
@@ -413,15 +466,16 @@ fn kill_session(p: &mut lexopt::Parser) -> Result<(), Failure> {
 fn read(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let mut c = Common::default();
     let mut params = Map::new();
+    let mut rows: [Option<u64>; 4] = [None; 4];
     while let Some(arg) = Opt::next(p)? {
         if c.take(&arg, p)? {
             continue;
         }
-        let key = match arg.flag() {
-            "--top" => "top",
-            "--bottom" => "bottom",
-            "--start" => "start",
-            "--end" => "end",
+        let i = match arg.flag() {
+            "--top" => 0,
+            "--bottom" => 1,
+            "--start" => 2,
+            "--end" => 3,
             "--history" => {
                 params.insert("history".into(), json!(true));
                 continue;
@@ -432,17 +486,47 @@ fn read(p: &mut lexopt::Parser) -> Result<(), Failure> {
             }
             _ => return Err(arg.unexpected()),
         };
-        params.insert(key.into(), json!(number(p)?));
+        rows[i] = Some(number(p)?);
+    }
+    check_rows(rows)?;
+    for (key, n) in ["top", "bottom", "start", "end"].into_iter().zip(rows) {
+        if let Some(n) = n {
+            params.insert(key.into(), json!(n));
+        }
     }
     params.extend(c.params());
     let client = Client::new();
     let r = client.call("pty/read", Value::Object(params))?;
     if c.json {
-        println!("{r}");
+        out_json(&r)
     } else {
-        print_output(r["screen"].as_str().unwrap_or(""));
+        out_text(r["screen"].as_str().unwrap_or(""))
     }
-    Ok(())
+}
+
+/// `read`'s row selection, `[top, bottom, start, end]`: rows are numbered
+/// from 1 and a selection that can only come out empty is a mistake. A
+/// range past the last row is cut at it (as `pty/read` does).
+fn check_rows(rows: [Option<u64>; 4]) -> Result<(), Failure> {
+    match rows {
+        [Some(_), Some(_), _, _] => Err(usage("--top and --bottom cannot be combined")),
+        [Some(_), _, Some(_), _]
+        | [Some(_), _, _, Some(_)]
+        | [_, Some(_), Some(_), _]
+        | [_, Some(_), _, Some(_)] => {
+            Err(usage("--top/--bottom and --start/--end cannot be combined"))
+        }
+        [Some(0), ..] => Err(usage("--top wants at least 1 row, got 0")),
+        [_, Some(0), ..] => Err(usage("--bottom wants at least 1 row, got 0")),
+        [_, _, Some(_), None] | [_, _, None, Some(_)] => {
+            Err(usage("--start and --end go together"))
+        }
+        [_, _, Some(0), _] => Err(usage("rows are numbered from 1: --start 0 names no row")),
+        [_, _, Some(a), Some(b)] if b < a => Err(usage(format!(
+            "--end {b} is before --start {a}: the range is 1-based and inclusive"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn send(p: &mut lexopt::Parser) -> Result<(), Failure> {
@@ -453,7 +537,12 @@ fn send(p: &mut lexopt::Parser) -> Result<(), Failure> {
             continue;
         }
         match arg.flag() {
-            "-k" | "--key" => actions.push(json!({"key": value(p)?})),
+            "-k" | "--key" => {
+                let key = value(p)?;
+                // Key names mean the same in every mode: check them here.
+                keys::encode_key(&key, &Default::default()).map_err(|e| usage(e.to_string()))?;
+                actions.push(json!({ "key": key }));
+            }
             "--text" => actions.push(json!({"text": value(p)?})),
             "--paste" => actions.push(json!({"paste": value(p)?})),
             "--enter" => actions.push(json!({"key": "Enter"})),
@@ -469,10 +558,9 @@ fn send(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let client = Client::new();
     let r = client.call("pty/write", Value::Object(params))?;
     if c.json {
-        println!("{r}");
+        out_json(&r)?;
     }
-    report_status(&client, &c)?;
-    Ok(())
+    report_status(&client, &c)
 }
 
 fn status_verb(p: &mut lexopt::Parser) -> Result<(), Failure> {
@@ -484,7 +572,7 @@ fn status_verb(p: &mut lexopt::Parser) -> Result<(), Failure> {
     }
     let st = Client::new().call("pty/status", Value::Object(c.params()))?;
     if c.json {
-        println!("{st}");
+        out_json(&st)?;
     }
     print_status(&st);
     Ok(())
@@ -504,16 +592,11 @@ fn list(p: &mut lexopt::Parser) -> Result<(), Failure> {
         Found::Absent { .. } => json!({"sessions": []}),
     };
     if c.json {
-        println!("{r}");
-        return Ok(());
+        return out_json(&r);
     }
     let empty = Vec::new();
-    let sessions = r["sessions"].as_array().unwrap_or(&empty);
-    println!(
-        "{:<16} {:>7} {:<22} {:>8} {:>8} {:>9}  COMMAND",
-        "SESSION", "PID", "STATE", "SIZE", "IDLE", "BUFFER"
-    );
-    for s in sessions {
+    let mut rows = vec![LIST_COLUMNS.map(|(name, _)| name.to_string())];
+    for s in r["sessions"].as_array().unwrap_or(&empty) {
         let state = match state_of(s) {
             State::Running => "running".to_string(),
             State::WaitingForInput => "waiting for input".to_string(),
@@ -523,38 +606,85 @@ fn list(p: &mut lexopt::Parser) -> Result<(), Failure> {
             .as_array()
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        println!(
-            "{:<16} {:>7} {:<22} {:>8} {:>8} {:>9}  {}",
-            s["session"].as_str().unwrap_or(""),
-            s["pid"],
+        rows.push([
+            s["session"].as_str().unwrap_or("").to_string(),
+            s["pid"].to_string(),
             state,
             format!("{}x{}", s["size"]["cols"], s["size"]["rows"]),
             status::duration(ms(&s["quietMs"])),
-            s["buffered"],
-            cmd.join(" ")
-        );
+            s["buffered"].to_string(),
+            cmd.join(" "),
+        ]);
     }
-    Ok(())
+    output::out(&table(&rows))
+}
+
+/// `list`'s columns and whether each is aligned right (numbers) or left
+/// (words); the command runs on unpadded at the end.
+const LIST_COLUMNS: [(&str, bool); 7] = [
+    ("SESSION", false),
+    ("PID", true),
+    ("STATE", false),
+    ("SIZE", true),
+    ("IDLE", true),
+    ("BUFFER", true),
+    ("COMMAND", false),
+];
+
+/// Lay out `rows` (the header first) in columns as wide as their widest cell.
+fn table(rows: &[[String; 7]]) -> String {
+    let mut width = [0usize; 7];
+    for row in rows {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut text = String::new();
+    for row in rows {
+        let cells: Vec<String> = row[..6]
+            .iter()
+            .zip(width)
+            .zip(LIST_COLUMNS)
+            .map(|((cell, w), (_, right))| {
+                if right {
+                    format!("{cell:>w$}")
+                } else {
+                    format!("{cell:<w$}")
+                }
+            })
+            .collect();
+        text.push_str(format!("{}  {}", cells.join(" "), row[6]).trim_end());
+        text.push('\n');
+    }
+    text
 }
 
 fn resize(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let mut c = Common::default();
     let mut params = Map::new();
+    let (mut cols, mut rows) = (None, None);
     while let Some(arg) = Opt::next(p)? {
         if c.take(&arg, p)? {
             continue;
         }
         match arg.flag() {
-            "--cols" => params.insert("cols".into(), json!(number(p)?)),
-            "--rows" => params.insert("rows".into(), json!(number(p)?)),
+            "--cols" => cols = Some(number(p)?),
+            "--rows" => rows = Some(number(p)?),
             _ => return Err(arg.unexpected()),
         };
     }
+    c.no_json("resize")?;
+    let (Some(cols), Some(rows)) = (cols, rows) else {
+        return Err(usage("resize needs both --cols C and --rows R"));
+    };
+    let (cols, rows) = limits::check_size(cols, rows).map_err(usage)?;
+    params.insert("cols".into(), json!(cols));
+    params.insert("rows".into(), json!(rows));
     params.extend(c.params());
     let client = Client::new();
+    require_running(&client, &c)?;
     client.call("pty/resize", Value::Object(params))?;
-    report_status(&client, &c)?;
-    Ok(())
+    report_status(&client, &c)
 }
 
 fn signal(p: &mut lexopt::Parser) -> Result<(), Failure> {
@@ -569,13 +699,23 @@ fn signal(p: &mut lexopt::Parser) -> Result<(), Failure> {
             _ => return Err(arg.unexpected()),
         }
     }
+    c.no_json("signal")?;
     let sig = sig.ok_or_else(|| usage("signal needs a signal name, e.g. ptybroker signal INT"))?;
+    let known = match sig.parse::<i32>() {
+        Ok(n) => ops::signal_by_number(n),
+        Err(_) => ops::signal_by_name(&sig),
+    };
+    let sig = known.ok_or_else(|| {
+        usage(format!(
+            "unknown signal {sig:?} (use e.g. INT, TERM, KILL, HUP, QUIT, USR1, WINCH)"
+        ))
+    })?;
     let mut params = c.params();
-    params.insert("signal".into(), json!(sig));
+    params.insert("signal".into(), json!(sig.as_raw()));
     let client = Client::new();
+    require_running(&client, &c)?;
     client.call("pty/signal", Value::Object(params))?;
-    report_status(&client, &c)?;
-    Ok(())
+    report_status(&client, &c)
 }
 
 fn record(p: &mut lexopt::Parser) -> Result<(), Failure> {
@@ -611,9 +751,10 @@ fn record(p: &mut lexopt::Parser) -> Result<(), Failure> {
     }
     let client = Client::new();
     let r = client.call("pty/record", Value::Object(params))?;
-    if let Some(path) = r["path"].as_str() {
-        println!("{path} ({} events)", r["events"]);
+    if c.json {
+        out_json(&r)?;
+    } else if let Some(path) = r["path"].as_str() {
+        output::out(&format!("{path} ({} events)\n", r["events"]))?;
     }
-    report_status(&client, &c)?;
-    Ok(())
+    report_status(&client, &c)
 }

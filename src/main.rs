@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use lexopt::prelude::*;
 
+use ptybroker::cli::output::{err_line, out};
 use ptybroker::cli::{self, Failure};
 use ptybroker::manager::Manager;
 use ptybroker::session::Options;
@@ -20,7 +21,7 @@ Usage:
   ptybroker wait [options] [--match TEXT]      until the program exits (or TEXT shows)
   ptybroker read [options]                     print the rendered screen
   ptybroker send [options] [TEXT] [--key K]... type text and keys, do not wait
-  ptybroker status | list | resize | signal SIG
+  ptybroker status | list | resize | signal SIG  (INT, QUIT, TSTP: the foreground job only)
   ptybroker stop | kill-session                end a session (graceful | SIGKILL)
   ptybroker serve --cmd CMD (--socket PATH | --port N) [--cols C] [--rows R] [--cwd DIR]
   ptybroker daemon                             run the per-user daemon (started on demand)
@@ -35,14 +36,15 @@ Common options:
       --quiet-only     settle by the quiet window alone (programs that poll while working)
       --max-wait MS    hard cap on a wait (start/step: 10000, wait: 3600000)
       --raw            keep escape sequences in the output
-      --screen|--stream  print the rendered screen | the output stream
-      --json           machine-readable output (read, send, status, list)
+      --screen|--stream  print the rendered screen | the output stream (not both)
+      --json           print the call's result as one JSON object (not resize, signal)
 start: --cols C --rows R --cwd DIR --env NAME=VALUE --clean-env --term T --replace
 read:  --top N | --bottom N | --start A --end B, --history, --ansi
 send:  --key NAME, --text TEXT, --paste TEXT, --enter
 resize: --cols C --rows R
 
-Every call prints one status line on stderr. See ptybroker(1).
+Every call prints one status line on stderr. Usage errors exit 2, errors
+from the daemon 1. See ptybroker(1).
 ";
 
 fn main() -> ExitCode {
@@ -52,16 +54,12 @@ fn main() -> ExitCode {
     let mut p = lexopt::Parser::from_env();
     let verb = match p.next() {
         Ok(Some(Value(v))) => v.string().unwrap_or_default(),
-        Ok(Some(Short('h') | Long("help"))) => {
-            print!("{HELP}");
-            return ExitCode::SUCCESS;
-        }
+        Ok(Some(Short('h') | Long("help"))) => return finish(out(HELP)),
         Ok(Some(Short('V') | Long("version"))) => {
-            println!("ptybroker {}", env!("CARGO_PKG_VERSION"));
-            return ExitCode::SUCCESS;
+            return finish(out(&format!("ptybroker {}\n", env!("CARGO_PKG_VERSION"))))
         }
         Ok(None) => {
-            eprint!("{HELP}");
+            err_line(HELP.trim_end());
             return ExitCode::from(2);
         }
         Ok(Some(other)) => return fail(&other.unexpected().to_string(), 2),
@@ -77,10 +75,7 @@ fn main() -> ExitCode {
         "render" => render(&mut p),
         "mcp" => mcp(&mut p),
         "driver" => driver(&mut p),
-        "help" => {
-            print!("{HELP}");
-            Ok(())
-        }
+        "help" => out(HELP),
         v => match cli::VERBS.iter().find(|(name, _)| *name == v) {
             Some((_, run)) => run(&mut p),
             None => Err(Failure {
@@ -89,6 +84,10 @@ fn main() -> ExitCode {
             }),
         },
     };
+    finish(result)
+}
+
+fn finish(result: Result<(), Failure>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => fail(&f.message, f.exit),
@@ -96,7 +95,7 @@ fn main() -> ExitCode {
 }
 
 fn fail(msg: &str, code: u8) -> ExitCode {
-    eprintln!("{}", status::error_line(msg));
+    err_line(&status::error_line(msg));
     ExitCode::from(code)
 }
 
@@ -113,10 +112,7 @@ fn daemon(p: &mut lexopt::Parser) -> Result<(), Failure> {
 fn mcp(p: &mut lexopt::Parser) -> Result<(), Failure> {
     if let Some(arg) = p.next()? {
         return Err(match arg {
-            Short('h') | Long("help") => {
-                print!("{HELP}");
-                return Ok(());
-            }
+            Short('h') | Long("help") => return out(HELP),
             _ => arg.unexpected().into(),
         });
     }
@@ -151,10 +147,7 @@ fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
             Long("cwd") => cwd = Some(p.value()?.string()?),
             Long("token-file") => token_file = Some(p.value()?.string()?),
             Long("insecure-no-token") => insecure = true,
-            Short('h') | Long("help") => {
-                print!("{HELP}");
-                return Ok(());
-            }
+            Short('h') | Long("help") => return out(HELP),
             _ => return Err(arg.unexpected().into()),
         }
     }
@@ -245,9 +238,7 @@ fn render(p: &mut lexopt::Parser) -> Result<(), Failure> {
         message: m,
         exit: 1,
     })?;
-    use std::io::Write;
-    let _ = std::io::stdout().write_all(ptybroker::replay::show(&scr, format).as_bytes());
-    Ok(())
+    out(&ptybroker::replay::show(&scr, format))
 }
 
 /// The TCP token: from `--token-file`, else `$PTYBROKER_TOKEN`, else a new
@@ -288,9 +279,9 @@ fn load_or_make_token(file: Option<&str>, port: u16) -> Result<String, Failure> 
         f.write_all(token.as_bytes())
             .map_err(|e| err(format!("cannot write {}: {e}", path.display())))?;
     }
-    eprintln!(
+    err_line(&format!(
         "ptybroker serve: token written to {} (send it first: {{\"jsonrpc\":\"2.0\",\"method\":\"auth\",\"params\":{{\"token\":\"...\"}},\"id\":0}})",
         path.display()
-    );
+    ));
     Ok(token)
 }

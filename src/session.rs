@@ -340,6 +340,10 @@ struct Inner {
     reading: AtomicBool,
 }
 
+/// The signals a terminal sends its foreground process group for keys
+/// (Ctrl+C, Ctrl+\\, Ctrl+Z); [`Session::signal`] sends them the same way.
+pub const KEYBOARD_SIGNALS: [Signal; 3] = [Signal::INT, Signal::QUIT, Signal::TSTP];
+
 /// A running (or exited) program on a PTY. Dropping it kills the program.
 pub struct Session {
     inner: Arc<Inner>,
@@ -493,11 +497,13 @@ impl Session {
 
     pub fn status(&self) -> Status {
         let st = lock(&self.inner.state);
-        let now = Instant::now();
+        // The clocks stop when the program exits: it ran for as long as it
+        // ran, however much later someone asks.
+        let now = st.exit.map_or_else(Instant::now, |(_, at)| at);
         Status {
             pid: self.inner.pid,
             exit: st.exit.map(|(e, _)| e),
-            running_for: now - self.inner.started,
+            running_for: now.saturating_duration_since(self.inner.started),
             quiet_for: now.saturating_duration_since(st.last_output),
             started_at: self.inner.started_at,
             buffered: st.transcript.len(),
@@ -677,12 +683,24 @@ impl Session {
 
     /// Send `sig` to every process of the session: the child's process group,
     /// the terminal's foreground group and any other member of its session.
+    /// The keyboard's signals (INT, QUIT, TSTP) go, as the terminal itself
+    /// sends them for Ctrl+C, Ctrl+\\ and Ctrl+Z, to the foreground group
+    /// only (none once the program has exited): a shell's background jobs
+    /// live on.
     pub fn signal(&self, sig: Signal) {
+        let exited = lock(&self.inner.state).exit.is_some();
+        if KEYBOARD_SIGNALS.contains(&sig) {
+            if !exited {
+                if let Ok(fg) = rustix::termios::tcgetpgrp(self.inner.pty.master()) {
+                    let _ = rustix::process::kill_process_group(fg, sig);
+                }
+            }
+            return;
+        }
         // Members are found by session id, which outlives the leader: a
         // background job of an exited shell is still reached. But if the
         // reaped leader's pid is alive again, it was reused by someone else's
         // process, and its session is not ours.
-        let exited = lock(&self.inner.state).exit.is_some();
         if exited && std::path::Path::new(&format!("/proc/{}", self.inner.pid)).exists() {
             return;
         }

@@ -170,18 +170,81 @@ fn errors_are_bracketed_and_exit_non_zero() {
     let list = sb.run(&["list", "--json"]).ok();
     assert_eq!(json_of(&list)["sessions"], serde_json::json!([]));
 
+    // Usage errors exit 2, found before any daemon is asked (none runs yet).
     for (args, code, pattern) in [
         (vec!["stop", "--bogus"], 2, r"^\[ptybroker: .*--bogus.*\]$"),
         (vec!["frobnicate"], 2, r"^\[ptybroker: .*frobnicate.*\]$"),
         (vec!["start"], 2, bracket),
         (vec!["start", "--timeout", "soon", "--", "cat"], 2, bracket),
+        (
+            vec!["start", "--session", "bad name", "--", "cat"],
+            2,
+            r"^\[ptybroker: invalid session name .*\]$",
+        ),
+        (
+            vec!["status", "-s", "../up"],
+            2,
+            r"^\[ptybroker: invalid session name .*\]$",
+        ),
+        (
+            vec!["start", "--cols", "1", "--", "cat"],
+            2,
+            r"^\[ptybroker: cols must be 2\.\.1000, got 1 .*\]$",
+        ),
+        (
+            vec!["resize", "--cols", "1", "--rows", "10"],
+            2,
+            r"^\[ptybroker: cols must be 2\.\.1000, got 1 .*\]$",
+        ),
+        (
+            vec!["resize", "--cols", "80", "--rows", "501"],
+            2,
+            r"^\[ptybroker: rows must be 2\.\.500, got 501 .*\]$",
+        ),
+        (
+            vec!["resize", "--cols", "80"],
+            2,
+            r"^\[ptybroker: resize needs both --cols C and --rows R .*\]$",
+        ),
+        (
+            vec!["signal", "NOTASIGNAL"],
+            2,
+            r#"^\[ptybroker: unknown signal "NOTASIGNAL" .*\]$"#,
+        ),
+        (
+            vec!["send", "--key", "NoSuchKey"],
+            2,
+            r"^\[ptybroker: .*NoSuchKey.*\]$",
+        ),
+        (
+            vec!["read", "--top", "1", "--bottom", "1"],
+            2,
+            r"^\[ptybroker: .*top.*bottom.*\]$",
+        ),
+        (
+            vec!["step", "--stream", "--screen"],
+            2,
+            r"^\[ptybroker: --screen and --stream cannot be combined.*\]$",
+        ),
+        (
+            vec!["resize", "--json", "--cols", "80", "--rows", "24"],
+            2,
+            r"^\[ptybroker: resize has no --json output.*\]$",
+        ),
+        (
+            vec!["signal", "--json", "INT"],
+            2,
+            r"^\[ptybroker: signal has no --json output.*\]$",
+        ),
     ] {
         let out = sb.run(&args);
         assert_eq!(out.code(), code, "{args:?}: {out:?}");
         out.assert_one_stderr_line(pattern);
         assert_eq!(out.stdout, "", "{args:?}");
     }
+    assert!(!sb.socket().exists(), "a usage error started a daemon");
 
+    // Errors the daemon reports exit 1.
     sb.run(&["start", "--", "cat"]).ok();
     for (args, pattern) in [
         (
@@ -191,23 +254,6 @@ fn errors_are_bracketed_and_exit_non_zero() {
         (
             vec!["stop", "--session", "nope"],
             r#"^\[ptybroker: no session "nope".*\]$"#,
-        ),
-        (
-            vec!["send", "--key", "NoSuchKey"],
-            r"^\[ptybroker: .*NoSuchKey.*\]$",
-        ),
-        (
-            vec!["resize", "--cols", "1", "--rows", "10"],
-            r"^\[ptybroker: .*cols.*\]$",
-        ),
-        (vec!["signal", "NOTASIGNAL"], r"^\[ptybroker: .*signal.*\]$"),
-        (
-            vec!["read", "--top", "1", "--bottom", "1"],
-            r"^\[ptybroker: .*top.*bottom.*\]$",
-        ),
-        (
-            vec!["start", "--session", "bad name", "--", "cat"],
-            r"^\[ptybroker: .*session name.*\]$",
         ),
         (
             vec!["start", "-s", "nx", "--", "/nonexistent/prog"],
@@ -577,4 +623,399 @@ fn step_prints_lines_as_the_terminal_shows_them() {
     }
     assert!(lines(&out).contains(&"X2"), "{out:?}");
     sb.run(&["kill-session", "--session", "b"]).ok();
+}
+
+/// Run `ptybroker ARGS` with standard output, standard error or both
+/// connected to a pipe whose reader has already gone (`ptybroker list |
+/// true`, without the race). Returns the exit code and what the other
+/// stream got.
+fn run_into_closed_pipe(sb: &Sandbox, args: &[&str], stdout: bool, stderr: bool) -> (i32, String) {
+    use std::process::Stdio;
+    let (reader, writer) = rustix::pipe::pipe().expect("pipe");
+    drop(reader);
+    let closed = || Stdio::from(writer.try_clone().expect("dup"));
+    let mut cmd = sb.command(args);
+    cmd.stdin(Stdio::null());
+    cmd.stdout(if stdout { closed() } else { Stdio::piped() });
+    cmd.stderr(if stderr { closed() } else { Stdio::piped() });
+    let mut child = cmd.spawn().expect("spawn ptybroker");
+    drop(cmd);
+    drop(writer);
+    let mut other = String::new();
+    let open = if stdout {
+        child
+            .stderr
+            .take()
+            .map(|e| Box::new(e) as Box<dyn std::io::Read>)
+    } else {
+        child
+            .stdout
+            .take()
+            .map(|o| Box::new(o) as Box<dyn std::io::Read>)
+    };
+    if let Some(mut o) = open {
+        // The call ends, and with it this stream: bounded by the call itself.
+        let _ = o.read_to_string(&mut other);
+    }
+    let deadline = std::time::Instant::now() + common::CALL_LIMIT;
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            break st;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "ptybroker {args:?} did not finish"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    (status.code().unwrap_or(-1), other)
+}
+
+#[test]
+fn a_reader_that_goes_away_is_not_a_crash() {
+    let sb = Sandbox::new("epipe");
+    start_bash(&sb, "p", &[]);
+    // Standard output gone: the call does its work, exits 0 quietly, and
+    // still prints the status line where there is one.
+    for (args, status_line) in [
+        (vec!["list"], false),
+        (vec!["list", "--json"], false),
+        (vec!["--help"], false),
+        (vec!["status", "-s", "p", "--json"], true),
+        (vec!["send", "-s", "p", "--json", "echo one"], true),
+        (vec!["send", "-s", "p", "--key", "Enter"], true),
+        (vec!["step", "-s", "p", "--json", "echo two"], true),
+        (vec!["step", "-s", "p", "seq 1 20000"], true),
+        (vec!["read", "-s", "p"], false),
+        (vec!["read", "-s", "p", "--json"], false),
+        (vec!["wait", "-s", "p", "--json", "--match", "ready>"], true),
+    ] {
+        let (code, stderr) = run_into_closed_pipe(&sb, &args, true, false);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        if status_line {
+            assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+            assert!(
+                re(STATUS_LINE).is_match(stderr.trim_end()),
+                "{args:?}: {stderr}"
+            );
+        } else {
+            assert_eq!(stderr, "", "{args:?}");
+        }
+    }
+    // Standard error gone too (`start ... 2>&1 | head -1`): no panic, and a
+    // failure keeps its own exit status.
+    for (args, want) in [
+        (
+            vec!["start", "-s", "q", "--", "sh", "-c", "echo hi; exec cat"],
+            0,
+        ),
+        (vec!["status", "-s", "q"], 0),
+        (vec!["step", "-s", "q", "more"], 0),
+        (vec!["status", "-s", "nope"], 1),
+        (vec!["read", "--top", "0"], 2),
+        (vec!["stop", "-s", "q", "--json"], 0),
+    ] {
+        let (code, _) = run_into_closed_pipe(&sb, &args, true, true);
+        assert_eq!(code, want, "{args:?}");
+    }
+    // Standard error alone gone: the output still arrives whole.
+    let (code, out) = run_into_closed_pipe(&sb, &["read", "-s", "p", "--top", "1"], false, true);
+    assert_eq!(code, 0);
+    assert_eq!(out, sb.run(&["read", "-s", "p", "--top", "1"]).ok().stdout);
+    assert_eq!(out.lines().count(), 1, "{out:?}");
+    let (code, _) = run_into_closed_pipe(&sb, &["status", "-s", "p"], false, true);
+    assert_eq!(code, 0);
+    sb.run(&["stop", "-s", "p"]).ok();
+}
+
+#[test]
+fn the_clocks_stop_when_the_program_exits() {
+    let sb = Sandbox::new("frozen");
+    sb.run(&["start", "-s", "t", "--", "true"]).ok();
+    sb.run(&["wait", "-s", "t", "--max-wait", "30000"]).ok();
+    let first = sb.run(&["status", "-s", "t", "--json"]).ok();
+    std::thread::sleep(std::time::Duration::from_millis(1_200));
+    let second = sb.run(&["status", "-s", "t", "--json"]).ok();
+    let (a, b) = (json_of(&first), json_of(&second));
+    assert_eq!(a["running"], false, "{a}");
+    assert_eq!(a["runningMs"], b["runningMs"], "running for kept counting");
+    assert_eq!(a["quietMs"], b["quietMs"], "quiet for kept counting");
+    // Seed 002's wording for an exited session that is not yet stopped.
+    let clause = |o: &Out| {
+        o.status_line()
+            .split(" | ")
+            .nth(1)
+            .unwrap_or("")
+            .to_string()
+    };
+    assert_eq!(clause(&first), clause(&second));
+    assert!(
+        re(r"^running for \S+, quiet for \S+, exited\]$").is_match(&clause(&second)),
+        "{second:?}"
+    );
+    // `stop` reports the same span as `ran for`.
+    let stop = sb.run(&["stop", "-s", "t", "--json"]).ok();
+    assert_eq!(json_of(&stop)["ranMs"], a["runningMs"], "{stop:?}");
+    stop.assert_one_stderr_line(STOP_LINE);
+}
+
+#[test]
+fn json_gives_the_structured_result_of_start_step_wait_and_stop() {
+    let sb = Sandbox::new("json");
+    let start = sb
+        .run(&[
+            "start",
+            "-s",
+            "j",
+            "--json",
+            "--env",
+            "PS1=ready> ",
+            "--",
+            "bash",
+            "--norc",
+            "--noprofile",
+        ])
+        .ok();
+    start.assert_one_stderr_line(STATUS_LINE);
+    let r = json_of(&start);
+    assert!(r["output"].is_string() && r["reason"].is_string(), "{r}");
+    assert_eq!(r["dropped"], 0, "{r}");
+    assert_eq!(r["status"]["session"], "j", "{r}");
+    assert_eq!(
+        r["status"]["command"],
+        serde_json::json!(["bash", "--norc", "--noprofile"])
+    );
+    wait_match(&sb, "j", "ready>");
+
+    let step = sb
+        .run(&["step", "-s", "j", "--json", "echo got-$((6*7))"])
+        .ok();
+    step.assert_one_stderr_line(STATUS_LINE);
+    let r = json_of(&step);
+    for key in ["output", "view", "reason", "waitedMs", "dropped", "status"] {
+        assert!(r.get(key).is_some(), "no {key}: {r}");
+    }
+    assert_eq!(r["view"], "stream", "{r}");
+    assert_eq!(r["status"]["running"], true, "{r}");
+
+    sb.run(&["send", "-s", "j", "exit 3", "--key", "Enter"])
+        .ok();
+    let wait = sb
+        .run(&["wait", "-s", "j", "--json", "--max-wait", "30000"])
+        .ok();
+    wait.assert_one_stderr_line(STATUS_LINE);
+    let r = json_of(&wait);
+    assert_eq!(r["reason"], "exited", "{r}");
+    assert_eq!(r["status"]["running"], false, "{r}");
+    assert_eq!(r["status"]["exitCode"], 3, "{r}");
+    assert!(
+        r["output"].as_str().is_some_and(|o| o.contains("exit 3")),
+        "{r}"
+    );
+    assert!(r["screen"].is_string(), "{r}");
+
+    let stop = sb.run(&["stop", "-s", "j", "--json"]).ok();
+    stop.assert_one_stderr_line(STOP_LINE);
+    let r = json_of(&stop);
+    assert_eq!(r["session"], "j", "{r}");
+    assert_eq!(r["exitCode"], 3, "{r}");
+}
+
+#[test]
+fn read_rows_are_numbered_from_one_and_never_select_nothing() {
+    let sb = Sandbox::new("rows");
+    sb.run(&[
+        "start",
+        "--rows",
+        "5",
+        "--",
+        "sh",
+        "-c",
+        "printf 'a\\nb\\nc'; exec cat",
+    ])
+    .ok();
+    wait_match(&sb, "default", "c");
+    for (args, pattern) in [
+        (
+            vec!["read", "--top", "0"],
+            r"--top wants at least 1 row, got 0",
+        ),
+        (
+            vec!["read", "--bottom", "0"],
+            r"--bottom wants at least 1 row, got 0",
+        ),
+        (
+            vec!["read", "--start", "0", "--end", "1"],
+            r"rows are numbered from 1",
+        ),
+        (
+            vec!["read", "--start", "5", "--end", "2"],
+            r"--end 2 is before --start 5",
+        ),
+        (
+            vec!["read", "--start", "2"],
+            r"--start and --end go together",
+        ),
+        (
+            vec!["read", "--top", "1", "--end", "2"],
+            r"cannot be combined",
+        ),
+    ] {
+        let out = sb.run(&args);
+        assert_eq!(out.code(), 2, "{args:?}: {out:?}");
+        assert_eq!(out.stdout, "", "{args:?}");
+        out.assert_one_stderr_line(&format!(r"^\[ptybroker: .*{pattern}.*\]$"));
+    }
+    let one = sb.run(&["read", "--start", "1", "--end", "1"]).ok();
+    assert_eq!(one.stdout, "a\n");
+    sb.run(&["stop"]).ok();
+}
+
+#[test]
+fn acting_on_an_exited_program_says_so() {
+    let sb = Sandbox::new("exited");
+    sb.run(&["start", "-s", "e", "--", "true"]).ok();
+    sb.run(&["wait", "-s", "e", "--max-wait", "30000"]).ok();
+    for args in [
+        vec!["send", "-s", "e", "hello"],
+        vec!["resize", "-s", "e", "--cols", "50", "--rows", "10"],
+        vec!["signal", "-s", "e", "INT"],
+        vec!["signal", "-s", "e", "TERM"],
+    ] {
+        let out = sb.run(&args);
+        assert_eq!(out.code(), 1, "{args:?}: {out:?}");
+        out.assert_one_stderr_line(r"^\[ptybroker: the program has exited\]$");
+    }
+    // Nothing was resized.
+    let st = json_of(&sb.run(&["status", "-s", "e", "--json"]).ok());
+    assert_eq!(st["size"], serde_json::json!({"cols": 100, "rows": 30}));
+    sb.run(&["stop", "-s", "e"]).ok();
+}
+
+#[test]
+fn list_columns_line_up_whatever_the_widths() {
+    let sb = Sandbox::new("columns");
+    let long = "a-session-name-longer-than-sixteen";
+    sb.run(&["start", "-s", "s", "--", "cat"]).ok();
+    sb.run(&[
+        "start",
+        "-s",
+        long,
+        "--",
+        "sh",
+        "-c",
+        "seq 1 30000; exec cat",
+    ])
+    .ok();
+    wait_match(&sb, long, "30000");
+    sb.run(&[
+        "start",
+        "-s",
+        "sig",
+        "--max-wait",
+        "500",
+        "--",
+        "sleep",
+        "1000",
+    ])
+    .ok();
+    sb.run(&["signal", "-s", "sig", "TERM"]).ok();
+    sb.run(&["wait", "-s", "sig", "--max-wait", "30000"]).ok();
+    let table = sb.run(&["list"]).ok().stdout;
+    let rows: Vec<&str> = table.lines().collect();
+    assert_eq!(rows.len(), 4, "{table}");
+    let head = rows[0];
+    let col = |name: &str| {
+        head.find(name)
+            .unwrap_or_else(|| panic!("{name} in {head:?}"))
+    };
+    let json = json_of(&sb.run(&["list", "--json"]).ok());
+    for s in json["sessions"].as_array().expect("sessions") {
+        let name = s["session"].as_str().expect("name");
+        let row = rows
+            .iter()
+            .find(|r| r.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} in {table}"));
+        // Numbers end under the end of their header, words start under it.
+        for (header, value) in [
+            ("PID", s["pid"].to_string()),
+            ("BUFFER", s["buffered"].to_string()),
+        ] {
+            let end = col(header) + header.len();
+            assert_eq!(
+                &row[end - value.len()..end],
+                value,
+                "{header} of {name}:\n{table}"
+            );
+        }
+        let state = if s["running"] == true { "" } else { "exited" };
+        assert!(
+            row[col("STATE")..].starts_with(state),
+            "STATE of {name}:\n{table}"
+        );
+        assert!(
+            row[col("STATE") - 1..].starts_with(' '),
+            "STATE of {name}:\n{table}"
+        );
+        let cmd: Vec<&str> = s["command"]
+            .as_array()
+            .expect("command")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert_eq!(
+            &row[col("COMMAND")..],
+            cmd.join(" "),
+            "COMMAND of {name}:\n{table}"
+        );
+    }
+    assert!(table.contains("exited: signal: terminated"), "{table}");
+    for name in ["s", long, "sig"] {
+        sb.run(&["kill-session", "-s", name]).ok();
+    }
+}
+
+#[test]
+fn signal_int_reaches_the_foreground_job_only() {
+    let sb = Sandbox::new("sigint");
+    start_bash(&sb, "default", &[]);
+    let find = |arg: &str| {
+        let want = format!("sleep\0{arg}\0").into_bytes();
+        common::eventually(std::time::Duration::from_secs(30), || {
+            sb.processes()
+                .into_iter()
+                .find(|&pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        })
+        .unwrap_or_else(|| panic!("sleep {arg} should be running"))
+    };
+    sb.run(&["send", "sleep 777 &", "--key", "Enter"]).ok();
+    let background = find("777");
+    let bg_id = common::proc_identity(background).expect("identity");
+    sb.run(&["send", "sleep 666", "--key", "Enter"]).ok();
+    let foreground = find("666");
+    let fg_id = common::proc_identity(foreground).expect("identity");
+
+    sb.run(&["signal", "INT"]).ok();
+    assert_eq!(
+        common::wait_gone(foreground, fg_id, true),
+        None,
+        "the foreground sleep survived INT"
+    );
+    // The shell is back at its prompt, and its background job lives on.
+    step_until(&sb, "default", "echo back-$((1+1))", "back-2");
+    assert!(
+        common::still_there(background, bg_id).is_some_and(|s| s != 'Z'),
+        "INT reached the background job"
+    );
+    let jobs = step_until(&sb, "default", "jobs", "sleep 777");
+    assert!(jobs.contains("Running"), "{jobs:?}");
+    // Other signals still go to every process of the session.
+    sb.run(&["signal", "TERM"]).ok();
+    assert_eq!(
+        common::wait_gone(background, bg_id, true),
+        None,
+        "TERM missed the background job"
+    );
+    sb.run(&["stop"]).ok();
 }
