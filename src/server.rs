@@ -378,7 +378,27 @@ pub fn answer_line(line: Result<&[u8], usize>, ctx: &Ctx) -> Option<(String, Aft
             After::Continue,
         )),
         Ok(bytes) => {
-            let text = String::from_utf8_lossy(bytes);
+            // JSON text is UTF-8 (RFC 8259): a line that is not is not JSON,
+            // and rewriting it with U+FFFD would send the program characters
+            // the client never wrote.
+            let text = match std::str::from_utf8(bytes) {
+                Ok(t) => t,
+                Err(e) => {
+                    return Some((
+                        rpc::response(
+                            &serde_json::Value::Null,
+                            Err(RpcError::new(
+                                rpc::PARSE_ERROR,
+                                format!(
+                                    "Parse error: invalid UTF-8 at byte {}; the line was discarded",
+                                    e.valid_up_to()
+                                ),
+                            )),
+                        ),
+                        After::Continue,
+                    ))
+                }
+            };
             let text = text.trim_end_matches('\r');
             if text.trim().is_empty() {
                 return None;

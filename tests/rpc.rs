@@ -433,3 +433,24 @@ fn a_blocked_wait_does_not_hold_up_other_connections() {
     assert_eq!(r["matched"], true, "{r}");
     b.ok("pty/kill", json!({}));
 }
+
+/// A request line that is not UTF-8 is not JSON: -32700 with a null id, and
+/// nothing reaches the program (no U+FFFD in place of the bad byte).
+#[test]
+fn invalid_utf8_in_a_request_is_a_parse_error_and_nothing_is_sent() {
+    let mut sb = Sandbox::new("badutf8");
+    let (_, mut c) = serve(&mut sb, "cat", &[]);
+    let line = b"{\"jsonrpc\":\"2.0\",\"method\":\"pty/write\",\"params\":{\"action\":{\"text\":\"a\xffb\"}},\"id\":7}";
+    let resp = c.try_bytes(line).expect("an answer");
+    assert_eq!(resp["error"]["code"], -32700, "{resp}");
+    assert_eq!(resp["id"], Value::Null, "{resp}");
+    assert_eq!(c.ok("pty/status", json!({}))["running"], true);
+    c.ok(
+        "pty/write",
+        json!({"action": [{"text": "marker"}, {"key": "Enter"}]}),
+    );
+    c.wait_for("default", "marker\nmarker");
+    let out = c.ok("pty/output", json!({"offset": 0, "strip": true}));
+    assert_eq!(out["data"], "marker\nmarker\n", "{out}");
+    c.ok("pty/kill", json!({}));
+}
