@@ -545,7 +545,7 @@ fn output(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     let strip = opt_bool(p, "strip")?.unwrap_or(false);
     let from_mark = !p.contains_key("offset");
     let from = opt_u64(p, "offset")?.unwrap_or_else(|| s.mark());
-    let chunk = s.output(from, max);
+    let chunk = ops::output(&s, from, max);
     if from_mark {
         s.set_mark(chunk.next);
     }

@@ -454,3 +454,71 @@ fn invalid_utf8_in_a_request_is_a_parse_error_and_nothing_is_sent() {
     assert_eq!(out["data"], "marker\nmarker\n", "{out}");
     c.ok("pty/kill", json!({}));
 }
+
+/// Follow `next` through a session's output, `max` bytes at a time.
+fn read_in_pieces(c: &mut Rpc, session: &str, max: u64) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut offset = 0;
+    loop {
+        let o = c.ok(
+            "pty/output",
+            json!({"session": session, "offset": offset, "max": max}),
+        );
+        let next = o["next"].as_u64().expect("next");
+        if next == o["end"].as_u64().expect("end") && next == offset {
+            return parts;
+        }
+        assert!(next > offset, "no progress at {offset} with max {max}: {o}");
+        assert_eq!(o["offset"], offset, "{o}");
+        parts.push(o["data"].as_str().expect("data").to_string());
+        offset = next;
+    }
+}
+
+/// `pty/output` never splits a character: a read ends before one that `max`
+/// would cut, a character longer than `max` comes whole, and one the program
+/// has only half written waits for its other half.
+#[test]
+fn output_reads_end_on_character_boundaries() {
+    let sb = Sandbox::new("utf8out");
+    sb.run(&["start", "--session", "keep", "--", "cat"]).ok();
+    let mut c = sb.rpc();
+    let text = "h\u{e9}\u{20ac}\u{e9}llo";
+    c.ok(
+        "pty/start",
+        json!({"session": "u", "argv": ["sh", "-c", format!("printf '{text}'; exec cat")]}),
+    );
+    c.wait_for("u", "llo");
+    assert_eq!(
+        read_in_pieces(&mut c, "u", 1),
+        ["h", "\u{e9}", "\u{20ac}", "\u{e9}", "l", "l", "o"]
+    );
+    for max in 2..=6 {
+        let parts = read_in_pieces(&mut c, "u", max);
+        assert_eq!(parts.concat(), text, "max {max}: {parts:?}");
+    }
+    // An offset inside a character: its stray byte reads as U+FFFD, and the
+    // next read starts at the following character.
+    let o = c.ok("pty/output", json!({"session": "u", "offset": 2, "max": 1}));
+    assert_eq!(
+        (o["data"].as_str(), o["next"].as_u64()),
+        (Some("\u{fffd}"), Some(3))
+    );
+
+    // A character the program has written half of waits for the rest, in
+    // pty/output and in pty/step alike.
+    c.ok(
+        "pty/start",
+        json!({"session": "half", "argv": ["sh", "-c", "stty -echo; printf 'h\\303'; read x; printf '\\251llo\\n'; exec cat"]}),
+    );
+    let first = c.ok("pty/step", json!({"session": "half"}));
+    assert_eq!(first["output"], "h", "{first}");
+    let o = c.ok("pty/output", json!({"session": "half", "offset": 0}));
+    assert_eq!(
+        (o["data"].as_str(), o["next"].as_u64()),
+        (Some("h"), Some(1)),
+        "{o}"
+    );
+    let second = c.ok("pty/step", json!({"session": "half", "text": ""}));
+    assert_eq!(second["output"], "\u{e9}llo\n", "{second}");
+}
