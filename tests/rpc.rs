@@ -522,3 +522,52 @@ fn output_reads_end_on_character_boundaries() {
     let second = c.ok("pty/step", json!({"session": "half", "text": ""}));
     assert_eq!(second["output"], "\u{e9}llo\n", "{second}");
 }
+
+/// A missing or non-directory `cwd` is named as such, not blamed on the
+/// program, over JSON-RPC and from the CLI.
+#[test]
+fn an_unusable_working_directory_is_named() {
+    let sb = Sandbox::new("badcwd");
+    sb.run(&["start", "--session", "keep", "--", "cat"]).ok();
+    let out = sb.run(&[
+        "start",
+        "--session",
+        "b",
+        "--cwd",
+        "/nonexistent",
+        "--",
+        "bash",
+    ]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    out.assert_one_stderr_line(
+        r#"^\[ptybroker: cannot use working directory "/nonexistent": No such file or directory.*\]$"#,
+    );
+    let mut c = sb.rpc();
+    let e = c.err(
+        "pty/start",
+        json!({"session": "b", "argv": ["bash"], "cwd": "/nonexistent"}),
+    );
+    let m = e["message"].as_str().unwrap_or("");
+    assert!(
+        m.starts_with(r#"cannot use working directory "/nonexistent": No such file"#),
+        "{e}"
+    );
+    let file = sb.root.join("a-file");
+    std::fs::write(&file, "x").expect("file");
+    let e = c.err(
+        "pty/start",
+        json!({"session": "b", "argv": ["bash"], "cwd": file}),
+    );
+    let m = e["message"].as_str().unwrap_or("");
+    assert!(
+        m.starts_with("cannot use working directory") && m.contains("Not a directory"),
+        "{e}"
+    );
+    // A good one still works.
+    let ok = c.ok(
+        "pty/start",
+        json!({"session": "b", "argv": ["sh", "-c", "pwd; exec cat"], "cwd": sb.work("here")}),
+    );
+    assert_eq!(ok["session"], "b");
+    c.wait_for("b", "/work/here");
+}
