@@ -159,6 +159,9 @@ fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
         }
     }
     let cmd = cmd.ok_or_else(|| usage("--cmd is required"))?;
+    if cmd.trim().is_empty() {
+        return Err(usage("--cmd must name a program"));
+    }
     let (cols, rows) = limits::check_size(cols, rows).map_err(|m| usage(&m))?;
     let listener = match (socket, port) {
         (Some(_), Some(_)) => return Err(usage("--socket and --port are mutually exclusive")),

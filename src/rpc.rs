@@ -463,6 +463,9 @@ fn start(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     let argv = match (p.get("argv"), opt_str(p, "cmd")?) {
         (Some(_), Some(_)) => return Err(RpcError::params("give argv or cmd, not both")),
         (Some(v), None) => string_list(v, "argv")?,
+        (None, Some(c)) if c.trim().is_empty() => {
+            return Err(RpcError::params("cmd must name a program"))
+        }
         (None, Some(c)) => vec!["/bin/sh".into(), "-c".into(), format!("exec {c}")],
         (None, None) => return Err(RpcError::params("argv (or cmd) is required")),
     };
@@ -567,7 +570,11 @@ fn signal(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     let s = session(ctx, p)?;
     let sig = match p.get("signal") {
         Some(Value::String(name)) => ops::signal_by_name(name),
-        Some(Value::Number(n)) => n.as_i64().and_then(|n| ops::signal_by_number(n as i32)),
+        // A number that does not fit is no signal (never truncated to one).
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .and_then(|n| i32::try_from(n).ok())
+            .and_then(ops::signal_by_number),
         _ => {
             return Err(RpcError::params(
                 "signal is required (a name like \"INT\" or a number)",

@@ -571,3 +571,28 @@ fn an_unusable_working_directory_is_named() {
     assert_eq!(ok["session"], "b");
     c.wait_for("b", "/work/here");
 }
+
+/// A signal number that does not fit is invalid, never truncated to another
+/// signal; an empty or blank `cmd` is refused like an empty argv.
+#[test]
+fn out_of_range_signals_and_blank_commands_are_invalid_params() {
+    let sb = Sandbox::new("badparams");
+    sb.run(&["start", "--session", "c", "--", "cat"]).ok();
+    let mut c = sb.rpc();
+    // 4294967298 is 2 (SIGINT) once cut to 32 bits.
+    for n in [
+        json!(4294967298u64),
+        json!(-1),
+        json!(2147483650u64),
+        json!(1e3),
+    ] {
+        let e = c.err("pty/signal", json!({"session": "c", "signal": n}));
+        assert_eq!(e["code"], -32602, "{n}: {e}");
+    }
+    assert_eq!(c.ok("pty/status", json!({"session": "c"}))["running"], true);
+    for cmd in ["", "   ", "\t"] {
+        let e = c.err("pty/start", json!({"session": "d", "cmd": cmd}));
+        assert_eq!(e["code"], -32602, "{cmd:?}: {e}");
+    }
+    assert_eq!(c.err("pty/status", json!({"session": "d"}))["code"], -32000);
+}

@@ -99,6 +99,8 @@ fn serve_refuses_bad_arguments() {
         vec!["serve", "--cmd", "cat", "--port", "http"],
         vec!["serve", "--cmd", "cat", "--socket", sock, "--cols", "1"],
         vec!["serve", "--cmd", "cat", "--socket", sock, "--bogus"],
+        vec!["serve", "--cmd", "", "--socket", sock],
+        vec!["serve", "--cmd", "  ", "--socket", sock],
     ] {
         let out = sb.run(&args);
         assert_eq!(out.code(), 2, "{args:?}: {out:?}");
