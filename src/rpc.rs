@@ -448,7 +448,14 @@ fn resize(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
 }
 
 fn kill(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
-    ctx.manager.stop(session_name(p)?, true)?;
+    let name = session_name(p)?;
+    if ctx.serve {
+        // Seed 000: after pty/kill the session is terminated and the process
+        // exits, whatever became of its program (exited, or stopped).
+        ctx.manager.shutdown();
+        return Ok(json!({}));
+    }
+    ctx.manager.stop(name, true)?;
     Ok(json!({}))
 }
 
@@ -459,6 +466,14 @@ fn string_list(v: &Value, what: &str) -> Result<Vec<String>, RpcError> {
 }
 
 fn start(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    if ctx.serve {
+        // A client of seed 000's serve talks to the one program it was
+        // started with, from the first request to pty/kill.
+        return Err(RpcError::new(
+            SERVER_ERROR,
+            "serve hosts one program (its --cmd) until pty/kill; start more programs in the daemon (`ptybroker start`, or its socket)",
+        ));
+    }
     let name = session_name(p)?;
     let argv = match (p.get("argv"), opt_str(p, "cmd")?) {
         (Some(_), Some(_)) => return Err(RpcError::params("give argv or cmd, not both")),
@@ -591,7 +606,19 @@ fn signal(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
 fn stop(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     let name = session_name(p)?;
     let force = opt_bool(p, "force")?.unwrap_or(false);
-    let s = ctx.manager.stop(name, force)?;
+    let s = if ctx.serve {
+        // serve keeps its one session until pty/kill: the program's last
+        // screen and exit status stay readable, as after any exit.
+        let s = ctx.manager.get(name)?;
+        if force {
+            s.kill();
+        } else {
+            s.stop(limits::STOP_GRACE);
+        }
+        s
+    } else {
+        ctx.manager.stop(name, force)?
+    };
     let st = s.status();
     let (code, sig) = exit_fields(st.exit);
     Ok(

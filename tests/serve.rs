@@ -256,3 +256,51 @@ fn tcp_insecure_no_token_needs_no_auth() {
     let st = sb.wait_child(i, Duration::from_secs(30)).expect("exits");
     assert!(st.success());
 }
+
+/// `serve` hosts its one program from start to `pty/kill`: `pty/start`
+/// cannot add or swap one, `pty/stop` ends the program but keeps its last
+/// screen and status readable, and `pty/kill` then still ends the process.
+#[test]
+fn serve_hosts_one_program_and_pty_kill_always_ends_it() {
+    let mut sb = Sandbox::new("oneprog");
+    let path = sb.root.join("one.sock");
+    let (i, mut c) = sb.serve_unix(&path, &["--cmd", "sh -c 'echo hosted; exec cat'"]);
+    c.wait_for("default", "hosted");
+    for params in [
+        json!({"session": "two", "argv": ["cat"]}),
+        json!({"argv": ["cat"], "replace": true}),
+    ] {
+        let e = c.err("pty/start", params);
+        assert_eq!(e["code"], -32000, "{e}");
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("serve hosts one program"),
+            "{e}"
+        );
+    }
+    let list = c.ok("pty/list", json!({}));
+    assert_eq!(list["sessions"].as_array().map(Vec::len), Some(1), "{list}");
+
+    let stopped = c.ok("pty/stop", json!({}));
+    assert_eq!(stopped["session"], "default", "{stopped}");
+    let st = c.ok("pty/status", json!({}));
+    assert_eq!(st["running"], false, "{st}");
+    assert!(
+        c.ok("pty/read", json!({}))["screen"]
+            .as_str()
+            .unwrap_or("")
+            .contains("hosted"),
+        "the last screen stays readable"
+    );
+    assert_eq!(sb.child_exited(i), None, "pty/stop does not end serve");
+
+    assert_eq!(c.ok("pty/kill", json!({})), json!({}));
+    assert!(c.read_response().is_none(), "connection closed after kill");
+    let st = sb
+        .wait_child(i, CALL_LIMIT)
+        .expect("serve exits after pty/kill");
+    assert!(st.success(), "{st}");
+    assert!(!path.exists(), "socket removed");
+}
