@@ -513,6 +513,17 @@ fn the_man_page_lists_every_limit_with_its_value() {
             "DAEMON_IDLE_EXIT",
             format!("exits {} after", secs(limits::DAEMON_IDLE_EXIT)),
         ),
+        (
+            "MAX_UNAUTHENTICATED",
+            format!(
+                "at most {} wait to authenticate",
+                limits::MAX_UNAUTHENTICATED
+            ),
+        ),
+        (
+            "AUTH_TIMEOUT",
+            format!("token within {} is closed", secs(limits::AUTH_TIMEOUT)),
+        ),
     ];
     for (name, text) in want {
         assert!(section.contains(&text), "LIMITS lacks {name}: {text:?}");

@@ -9,6 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use common::{eventually, free_port, Rpc, Sandbox, CALL_LIMIT};
+use ptybroker::limits;
 use serde_json::json;
 
 #[test]
@@ -303,4 +304,78 @@ fn serve_hosts_one_program_and_pty_kill_always_ends_it() {
         .expect("serve exits after pty/kill");
     assert!(st.success(), "{st}");
     assert!(!path.exists(), "socket removed");
+}
+
+fn idle_tcp(port: u16) -> std::net::TcpStream {
+    let s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(CALL_LIMIT)).expect("timeout");
+    s
+}
+
+/// The next line a raw connection receives (empty at end of stream).
+fn read_line(s: &std::net::TcpStream) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    let _ = std::io::BufReader::new(s).read_line(&mut line);
+    line
+}
+
+/// Connections that never send the token cannot lock out the one who has
+/// it: they wait in a small room of their own, the oldest making way for
+/// newcomers, and never take one of the server's connections.
+#[test]
+fn idle_tcp_connections_cannot_lock_out_the_token_holder() {
+    let mut sb = Sandbox::new("idlers");
+    let token_file = sb.root.join("token");
+    std::fs::write(&token_file, "tok-tok\n").expect("token");
+    let tf = token_file.to_str().expect("path").to_string();
+    let (_, port) = serve_tcp(&mut sb, &["--token-file", &tf], &[]);
+    let idlers: Vec<_> = (0..limits::MAX_CONNECTIONS + limits::MAX_UNAUTHENTICATED)
+        .map(|_| idle_tcp(port))
+        .collect();
+
+    let mut c = Rpc::tcp(port);
+    assert_eq!(auth(&mut c, "tok-tok")["result"], json!({}));
+    assert_eq!(c.ok("pty/status", json!({}))["running"], true);
+
+    // The oldest idlers were closed, each told why (made way for newer
+    // ones, or, on a machine slow enough, ran out of time).
+    let said: serde_json::Value =
+        serde_json::from_str(&read_line(&idlers[0])).expect("an error line");
+    assert_eq!(said["error"]["code"], -32000, "{said}");
+    let why = said["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        why.contains("waiting to authenticate") || why.contains("timed out"),
+        "{said}"
+    );
+    assert_eq!(read_line(&idlers[0]), "", "then closed");
+    c.ok("pty/kill", json!({}));
+}
+
+/// A connection that has not authenticated within the deadline is closed
+/// with the reason; an authenticated one has no deadline.
+#[test]
+fn a_connection_that_does_not_authenticate_in_time_is_closed() {
+    let mut sb = Sandbox::new("authtime");
+    let token_file = sb.root.join("token");
+    std::fs::write(&token_file, "tok-tok\n").expect("token");
+    let tf = token_file.to_str().expect("path").to_string();
+    let (_, port) = serve_tcp(&mut sb, &["--token-file", &tf], &[]);
+    let mut c = Rpc::tcp(port);
+    assert_eq!(auth(&mut c, "tok-tok")["result"], json!({}));
+
+    let idle = idle_tcp(port);
+    let said: serde_json::Value = serde_json::from_str(&read_line(&idle)).expect("an error line");
+    assert_eq!(said["error"]["code"], -32000, "{said}");
+    assert!(
+        said["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("authentication timed out"),
+        "{said}"
+    );
+    assert_eq!(read_line(&idle), "", "then closed");
+    // Past the deadline, the authenticated connection is still served.
+    assert_eq!(c.ok("pty/status", json!({}))["running"], true);
+    c.ok("pty/kill", json!({}));
 }
