@@ -106,7 +106,9 @@ pub const MCP_DEFAULT_COLS: u16 = 120;
 pub const MCP_DEFAULT_ROWS: u16 = 30;
 /// Tool calls one `ptybroker mcp` runs at once; more get an error.
 pub const MCP_MAX_INFLIGHT: usize = 64;
-/// A daemon with no sessions exits after this long.
+/// A daemon exits this long after its last session and client are gone
+/// (kept warm for the next start), and waits at least this long for its
+/// first client; `ptybroker daemon --idle-exit SECS` sets another time.
 pub const DAEMON_IDLE_EXIT: Duration = Duration::from_secs(30);
 
 /// Check a terminal size against [`COLS`] and [`ROWS`].

@@ -111,8 +111,9 @@ pub enum Listener {
 /// How a server runs.
 pub struct Config {
     pub serve: bool,
-    /// Exit when the last session is gone (the daemon).
-    pub exit_when_empty: bool,
+    /// The daemon: exit once it has had no session and no client for this
+    /// long (see [`limits::DAEMON_IDLE_EXIT`]); `None` runs until told.
+    pub idle_exit: Option<Duration>,
 }
 
 enum Conn {
@@ -183,7 +184,7 @@ impl Conn {
 
 /// Serve JSON-RPC on `listener` until told to exit. Returns when a `serve`
 /// process got `pty/kill`, or a daemon has had no session and no client for
-/// a moment.
+/// its `idle_exit`.
 pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result<()> {
     let (wake_rx, wake_tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     let wake_tx = Arc::new(wake_tx);
@@ -193,7 +194,7 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
     let room = Arc::new(Unauthenticated::default());
     let me = rustix::process::getuid();
     let mut idle_since = Instant::now();
-    let mut had_session = false;
+    let mut visited = false;
     match &listener {
         Listener::Unix(l, _) => l.set_nonblocking(true)?,
         Listener::Tcp(l, _) => l.set_nonblocking(true)?,
@@ -203,24 +204,27 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
             break;
         }
         let empty = manager.is_empty();
-        had_session |= !empty;
         let busy = active.load(Ordering::SeqCst) > 0;
+        visited |= !empty || busy;
         if !empty || busy {
             idle_since = Instant::now();
         }
-        if cfg.exit_when_empty
-            && empty
-            && !busy
-            && (had_session || idle_since.elapsed() >= limits::DAEMON_IDLE_EXIT)
-            && !pending_connection(&listener)
-        {
+        // Kept warm after the last session, so that a start/stop cycle does
+        // not spawn a daemon each time; before its first client, a daemon
+        // waits at least the default for the one that started it.
+        let linger = cfg.idle_exit.map(|d| {
+            if visited {
+                d
+            } else {
+                d.max(limits::DAEMON_IDLE_EXIT)
+            }
+        });
+        let idle_left = linger
+            .filter(|_| empty && !busy)
+            .map(|d| d.saturating_sub(idle_since.elapsed()));
+        if idle_left.is_some_and(|d| d.is_zero()) && !pending_connection(&listener) {
             break;
         }
-        let idle_left = if cfg.exit_when_empty && empty && !busy {
-            Some(limits::DAEMON_IDLE_EXIT.saturating_sub(idle_since.elapsed()))
-        } else {
-            None
-        };
         let cut_left = room
             .sweep()
             .map(|at| at.saturating_duration_since(Instant::now()));
@@ -610,7 +614,7 @@ pub fn lock_dir(dir: &Path) -> io::Result<Option<OwnedFd>> {
 
 /// Run the per-user daemon in `dir` (already private). Writes `ready` on
 /// stdout once it accepts connections, then detaches stdout.
-pub fn daemon(dir: &Path) -> Result<(), String> {
+pub fn daemon(dir: &Path, idle_exit: Duration) -> Result<(), String> {
     ensure_private_dir(dir)?;
     let Some(_lock) = lock_dir(dir).map_err(|e| format!("cannot lock {}: {e}", dir.display()))?
     else {
@@ -641,7 +645,7 @@ pub fn daemon(dir: &Path) -> Result<(), String> {
         manager,
         Config {
             serve: false,
-            exit_when_empty: true,
+            idle_exit: Some(idle_exit),
         },
     )
     .map_err(|e| e.to_string())
