@@ -22,6 +22,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+mod auth;
 mod blocks;
 pub mod cli;
 pub mod client;

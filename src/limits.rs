@@ -17,6 +17,13 @@ pub const DEFAULT_ROWS: u16 = 30;
 pub const MAX_SESSIONS: usize = 256;
 /// Client connections one daemon serves at once.
 pub const MAX_CONNECTIONS: usize = 128;
+/// Connections to `serve --port` that have not sent their token yet: they
+/// have places of their own and never take one of [`MAX_CONNECTIONS`];
+/// when all are taken, the oldest is closed for the newcomer.
+pub const MAX_UNAUTHENTICATED: usize = 16;
+/// How long a connection to `serve --port` may take to send its token
+/// before it is closed.
+pub const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an answer may wait for a client that does not read it; then
 /// the connection is closed (the session is never held up meanwhile).
 pub const CLIENT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -106,7 +113,9 @@ pub const MCP_DEFAULT_COLS: u16 = 120;
 pub const MCP_DEFAULT_ROWS: u16 = 30;
 /// Tool calls one `ptybroker mcp` runs at once; more get an error.
 pub const MCP_MAX_INFLIGHT: usize = 64;
-/// A daemon with no sessions exits after this long.
+/// A daemon exits this long after its last session and client are gone
+/// (kept warm for the next start), and waits at least this long for its
+/// first client; `ptybroker daemon --idle-exit SECS` sets another time.
 pub const DAEMON_IDLE_EXIT: Duration = Duration::from_secs(30);
 
 /// Check a terminal size against [`COLS`] and [`ROWS`].

@@ -24,7 +24,7 @@ Usage:
   ptybroker status | list | resize | signal SIG  (INT, QUIT, TSTP: the foreground job only)
   ptybroker stop | kill-session                end a session (graceful | SIGKILL)
   ptybroker serve --cmd CMD (--socket PATH | --port N) [--cols C] [--rows R] [--cwd DIR]
-  ptybroker daemon                             run the per-user daemon (started on demand)
+  ptybroker daemon [--idle-exit SECS]          run the per-user daemon (started on demand)
   ptybroker driver                             the JSON Lines driver protocol on stdin/stdout
   ptybroker render [--cols C] [--rows R] [--format text|ansi|json|svg] FILE
                                                replay a raw capture or asciicast, print the screen
@@ -100,10 +100,20 @@ fn fail(msg: &str, code: u8) -> ExitCode {
 }
 
 fn daemon(p: &mut lexopt::Parser) -> Result<(), Failure> {
-    if let Some(arg) = p.next()? {
-        return Err(arg.unexpected().into());
+    let mut idle_exit = limits::DAEMON_IDLE_EXIT;
+    while let Some(arg) = p.next()? {
+        match arg {
+            Long("idle-exit") => {
+                idle_exit = std::time::Duration::from_secs(p.value()?.parse()?);
+            }
+            Short('h') | Long("help") => {
+                print!("{HELP}");
+                return Ok(());
+            }
+            _ => return Err(arg.unexpected().into()),
+        }
     }
-    server::daemon(&server::runtime_dir()).map_err(|m| Failure {
+    server::daemon(&server::runtime_dir(), idle_exit).map_err(|m| Failure {
         message: m,
         exit: 1,
     })
@@ -152,6 +162,9 @@ fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
         }
     }
     let cmd = cmd.ok_or_else(|| usage("--cmd is required"))?;
+    if cmd.trim().is_empty() {
+        return Err(usage("--cmd must name a program"));
+    }
     let (cols, rows) = limits::check_size(cols, rows).map_err(|m| usage(&m))?;
     let listener = match (socket, port) {
         (Some(_), Some(_)) => return Err(usage("--socket and --port are mutually exclusive")),
@@ -188,7 +201,7 @@ fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
         manager,
         server::Config {
             serve: true,
-            exit_when_empty: false,
+            idle_exit: None,
         },
     )
     .map_err(|e| Failure {

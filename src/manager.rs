@@ -41,7 +41,30 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 #[derive(Default)]
 pub struct Manager {
-    sessions: Mutex<BTreeMap<String, Arc<Session>>>,
+    table: Mutex<Table>,
+}
+
+#[derive(Default)]
+struct Table {
+    sessions: BTreeMap<String, Arc<Session>>,
+    /// Slots held by starts whose program is being spawned (outside the
+    /// lock): they count against [`limits::MAX_SESSIONS`] like sessions, so
+    /// that concurrent starts cannot overshoot it.
+    starting: usize,
+}
+
+/// A slot taken by [`Manager::start`]; given back when the start fails.
+struct Slot<'a> {
+    manager: &'a Manager,
+    held: bool,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        if self.held {
+            lock(&self.manager.table).starting -= 1;
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -73,15 +96,17 @@ impl Manager {
     /// replaced; a running one is an error unless `replace` is set.
     pub fn start(&self, name: &str, opts: &Options, replace: bool) -> Result<Arc<Session>> {
         check_name(name)?;
+        // Take the slot under the lock: the old session's when one is
+        // replaced, else a free one; it is held while the program spawns.
         let old = {
-            let map = lock(&self.sessions);
-            match map.get(name) {
+            let mut t = lock(&self.table);
+            let old = match t.sessions.get(name) {
                 Some(s) if s.status().running() && !replace => {
                     return Err(Error::Running(name.into(), s.status().running_for))
                 }
-                Some(s) => Some(Arc::clone(s)),
+                Some(_) => t.sessions.remove(name),
                 None => {
-                    if map.len() >= limits::MAX_SESSIONS {
+                    if t.sessions.len() + t.starting >= limits::MAX_SESSIONS {
                         return Err(Error::Failed(format!(
                             "too many sessions ({}); stop one first",
                             limits::MAX_SESSIONS
@@ -89,40 +114,54 @@ impl Manager {
                     }
                     None
                 }
-            }
+            };
+            t.starting += 1;
+            old
+        };
+        let mut slot = Slot {
+            manager: self,
+            held: true,
         };
         if let Some(old) = old {
             old.kill();
-            self.remove_if_same(name, &old);
         }
         let session = Arc::new(Session::start(opts).map_err(|e| Error::Failed(e.to_string()))?);
-        let mut map = lock(&self.sessions);
-        if let Some(s) = map.get(name) {
+        let mut t = lock(&self.table);
+        if let Some(s) = t.sessions.get(name) {
             // Another client started the same name while we spawned.
             if s.status().running() {
-                return Err(Error::Running(name.into(), s.status().running_for));
+                let err = Error::Running(name.into(), s.status().running_for);
+                drop(t);
+                session.kill();
+                return Err(err);
             }
         }
-        map.insert(name.to_string(), Arc::clone(&session));
+        t.sessions.insert(name.to_string(), Arc::clone(&session));
+        t.starting -= 1;
+        slot.held = false;
         Ok(session)
     }
 
     pub fn get(&self, name: &str) -> Result<Arc<Session>> {
-        lock(&self.sessions)
+        lock(&self.table)
+            .sessions
             .get(name)
             .cloned()
             .ok_or_else(|| Error::NoSession(name.to_string()))
     }
 
     pub fn list(&self) -> Vec<(String, Arc<Session>)> {
-        lock(&self.sessions)
+        lock(&self.table)
+            .sessions
             .iter()
             .map(|(k, v)| (k.clone(), Arc::clone(v)))
             .collect()
     }
 
+    /// No sessions, and none being started.
     pub fn is_empty(&self) -> bool {
-        lock(&self.sessions).is_empty()
+        let t = lock(&self.table);
+        t.sessions.is_empty() && t.starting == 0
     }
 
     /// Stop a session (gracefully unless `force`) and forget it.
@@ -138,15 +177,15 @@ impl Manager {
     }
 
     fn remove_if_same(&self, name: &str, s: &Arc<Session>) {
-        let mut map = lock(&self.sessions);
-        if map.get(name).is_some_and(|cur| Arc::ptr_eq(cur, s)) {
-            map.remove(name);
+        let mut t = lock(&self.table);
+        if t.sessions.get(name).is_some_and(|cur| Arc::ptr_eq(cur, s)) {
+            t.sessions.remove(name);
         }
     }
 
     /// Kill every session (process exit).
     pub fn shutdown(&self) {
-        let all: Vec<_> = std::mem::take(&mut *lock(&self.sessions))
+        let all: Vec<_> = std::mem::take(&mut lock(&self.table).sessions)
             .into_values()
             .collect();
         for s in all {

@@ -10,6 +10,7 @@ use crate::limits;
 use crate::manager::Error;
 use crate::session::{Cancel, Reason, Session, SettleSpec, Status, Until};
 use crate::text;
+use crate::transcript::Chunk;
 
 /// Which rows of the screen to return (seed 000's `pty/read` selection).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,9 +265,28 @@ pub fn step(
     Ok(collect(s, reason, waited, raw, view))
 }
 
+/// Up to `max` bytes of raw output from absolute offset `from`, ending on a
+/// character boundary so that a reader resuming at `next` loses nothing:
+/// a character `max` would cut is left for the next read, a first
+/// character longer than `max` is returned whole (up to 3 bytes over), and
+/// one still arriving waits while the program runs (see
+/// [`text::char_bounded_len`]). A read that starts inside a character (an
+/// offset picked in its middle, or the ring's start after it dropped bytes)
+/// returns its remaining bytes as they are, each decoding to U+FFFD.
+pub fn output(s: &Session, from: u64, max: usize) -> Chunk {
+    let mut chunk = s.output(from, max.saturating_add(3));
+    // Asked after the read: a program still running may yet complete a
+    // character the read ends in.
+    let more_coming = s.status().running();
+    let keep = text::char_bounded_len(&chunk.data, max, more_coming);
+    chunk.data.truncate(keep);
+    chunk.next = chunk.start + keep as u64;
+    chunk
+}
+
 /// The output since the read mark (advancing it) or the screen, per `view`.
 pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: View) -> StepResult {
-    let chunk = s.output(s.mark(), usize::MAX);
+    let chunk = output(s, s.mark(), usize::MAX);
     let mark_line = s.mark_line();
     s.set_mark(chunk.next);
     let alt = s.with_screen(|scr| scr.is_alt_screen());

@@ -119,6 +119,9 @@ pub fn spawn(opts: &SpawnOptions) -> io::Result<(Pty, Child)> {
         .argv
         .first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command given"))?;
+    if let Some(dir) = &opts.cwd {
+        check_cwd(dir)?;
+    }
     let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
     grantpt(&master)?;
     unlockpt(&master)?;
@@ -167,6 +170,24 @@ pub fn spawn(opts: &SpawnOptions) -> io::Result<(Pty, Child)> {
     let flags = fs::fcntl_getfl(&master)?;
     fs::fcntl_setfl(&master, flags | OFlags::NONBLOCK)?;
     Ok((Pty { master, pts }, child))
+}
+
+/// Can a program start in `dir`? The child's chdir(2) fails with the same
+/// ENOENT as a missing program, and `Command::spawn` would report a missing
+/// directory as `cannot run "bash": No such file or directory`: look first,
+/// and name the directory.
+fn check_cwd(dir: &Path) -> io::Result<()> {
+    let unusable = |e: io::Error| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot use working directory {dir:?}: {e}"),
+        )
+    };
+    let meta = std::fs::metadata(dir).map_err(unusable)?;
+    if !meta.is_dir() {
+        return Err(unusable(rustix::io::Errno::NOTDIR.into()));
+    }
+    rustix::fs::access(dir, rustix::fs::Access::EXEC_OK).map_err(|e| unusable(e.into()))
 }
 
 /// Pids of every process whose session id is `sid` (the child we spawned is

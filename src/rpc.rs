@@ -447,7 +447,14 @@ fn resize(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
 }
 
 fn kill(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
-    ctx.manager.stop(session_name(p)?, true)?;
+    let name = session_name(p)?;
+    if ctx.serve {
+        // Seed 000: after pty/kill the session is terminated and the process
+        // exits, whatever became of its program (exited, or stopped).
+        ctx.manager.shutdown();
+        return Ok(json!({}));
+    }
+    ctx.manager.stop(name, true)?;
     Ok(json!({}))
 }
 
@@ -458,10 +465,21 @@ fn string_list(v: &Value, what: &str) -> Result<Vec<String>, RpcError> {
 }
 
 fn start(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
+    if ctx.serve {
+        // A client of seed 000's serve talks to the one program it was
+        // started with, from the first request to pty/kill.
+        return Err(RpcError::new(
+            SERVER_ERROR,
+            "serve hosts one program (its --cmd) until pty/kill; start more programs in the daemon (`ptybroker start`, or its socket)",
+        ));
+    }
     let name = session_name(p)?;
     let argv = match (p.get("argv"), opt_str(p, "cmd")?) {
         (Some(_), Some(_)) => return Err(RpcError::params("give argv or cmd, not both")),
         (Some(v), None) => string_list(v, "argv")?,
+        (None, Some(c)) if c.trim().is_empty() => {
+            return Err(RpcError::params("cmd must name a program"))
+        }
         (None, Some(c)) => vec!["/bin/sh".into(), "-c".into(), format!("exec {c}")],
         (None, None) => return Err(RpcError::params("argv (or cmd) is required")),
     };
@@ -545,7 +563,7 @@ fn output(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     let strip = opt_bool(p, "strip")?.unwrap_or(false);
     let from_mark = !p.contains_key("offset");
     let from = opt_u64(p, "offset")?.unwrap_or_else(|| s.mark());
-    let chunk = s.output(from, max);
+    let chunk = ops::output(&s, from, max);
     if from_mark {
         s.set_mark(chunk.next);
     }
@@ -567,7 +585,11 @@ fn signal(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     let s = session(ctx, p)?;
     let sig = match p.get("signal") {
         Some(Value::String(name)) => ops::signal_by_name(name),
-        Some(Value::Number(n)) => n.as_i64().and_then(|n| ops::signal_by_number(n as i32)),
+        // A number that does not fit is no signal (never truncated to one).
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .and_then(|n| i32::try_from(n).ok())
+            .and_then(ops::signal_by_number),
         _ => {
             return Err(RpcError::params(
                 "signal is required (a name like \"INT\" or a number)",
@@ -584,7 +606,19 @@ fn signal(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
 fn stop(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     let name = session_name(p)?;
     let force = opt_bool(p, "force")?.unwrap_or(false);
-    let s = ctx.manager.stop(name, force)?;
+    let s = if ctx.serve {
+        // serve keeps its one session until pty/kill: the program's last
+        // screen and exit status stay readable, as after any exit.
+        let s = ctx.manager.get(name)?;
+        if force {
+            s.kill();
+        } else {
+            s.stop(limits::STOP_GRACE);
+        }
+        s
+    } else {
+        ctx.manager.stop(name, force)?
+    };
     let st = s.status();
     let (code, sig) = exit_fields(st.exit);
     Ok(

@@ -8,13 +8,14 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::fs::{FlockOperation, Mode};
 
+use crate::auth::{Unauthenticated, AUTH_FIRST};
 use crate::limits;
 use crate::manager::Manager;
 use crate::rpc::{self, After, Ctx, RpcError};
@@ -110,8 +111,9 @@ pub enum Listener {
 /// How a server runs.
 pub struct Config {
     pub serve: bool,
-    /// Exit when the last session is gone (the daemon).
-    pub exit_when_empty: bool,
+    /// The daemon: exit once it has had no session and no client for this
+    /// long (see [`limits::DAEMON_IDLE_EXIT`]); `None` runs until told.
+    pub idle_exit: Option<Duration>,
 }
 
 enum Conn {
@@ -182,16 +184,17 @@ impl Conn {
 
 /// Serve JSON-RPC on `listener` until told to exit. Returns when a `serve`
 /// process got `pty/kill`, or a daemon has had no session and no client for
-/// a moment.
+/// its `idle_exit`.
 pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result<()> {
     let (wake_rx, wake_tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     let wake_tx = Arc::new(wake_tx);
     let active = Arc::new(AtomicUsize::new(0));
     let refusing = Arc::new(AtomicUsize::new(0));
     let exit_now = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let room = Arc::new(Unauthenticated::default());
     let me = rustix::process::getuid();
     let mut idle_since = Instant::now();
-    let mut had_session = false;
+    let mut visited = false;
     match &listener {
         Listener::Unix(l, _) => l.set_nonblocking(true)?,
         Listener::Tcp(l, _) => l.set_nonblocking(true)?,
@@ -201,24 +204,31 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
             break;
         }
         let empty = manager.is_empty();
-        had_session |= !empty;
         let busy = active.load(Ordering::SeqCst) > 0;
+        visited |= !empty || busy;
         if !empty || busy {
             idle_since = Instant::now();
         }
-        if cfg.exit_when_empty
-            && empty
-            && !busy
-            && (had_session || idle_since.elapsed() >= limits::DAEMON_IDLE_EXIT)
-            && !pending_connection(&listener)
-        {
+        // Kept warm after the last session, so that a start/stop cycle does
+        // not spawn a daemon each time; before its first client, a daemon
+        // waits at least the default for the one that started it.
+        let linger = cfg.idle_exit.map(|d| {
+            if visited {
+                d
+            } else {
+                d.max(limits::DAEMON_IDLE_EXIT)
+            }
+        });
+        let idle_left = linger
+            .filter(|_| empty && !busy)
+            .map(|d| d.saturating_sub(idle_since.elapsed()));
+        if idle_left.is_some_and(|d| d.is_zero()) && !pending_connection(&listener) {
             break;
         }
-        let timeout = if cfg.exit_when_empty && empty && !busy {
-            Some(limits::DAEMON_IDLE_EXIT.saturating_sub(idle_since.elapsed()))
-        } else {
-            None
-        };
+        let cut_left = room
+            .sweep()
+            .map(|at| at.saturating_duration_since(Instant::now()));
+        let timeout = idle_left.into_iter().chain(cut_left).min();
         let ts = timeout.map(|d| {
             Timespec::try_from(d).unwrap_or(Timespec {
                 tv_sec: 1,
@@ -244,7 +254,7 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
         if fds[0].revents().is_empty() {
             continue;
         }
-        let (conn, token) = match &listener {
+        let (conn, auth) = match &listener {
             Listener::Unix(l, _) => match l.accept() {
                 Ok((s, _)) => {
                     let uid = rustix::net::sockopt::socket_peercred(&s).map(|c| c.uid);
@@ -261,41 +271,50 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
                 Err(_) => continue,
             },
             Listener::Tcp(l, token) => match l.accept() {
-                Ok((s, _)) => (Conn::Tcp(s), token.clone()),
+                Ok((s, _)) => match token {
+                    Some(t) => match room.admit(&s) {
+                        Ok(place) => (
+                            Conn::Tcp(s),
+                            Some((Arc::clone(t), Arc::clone(&room), place)),
+                        ),
+                        Err(_) => continue,
+                    },
+                    None => (Conn::Tcp(s), None),
+                },
                 Err(_) => continue,
             },
         };
-        if active.load(Ordering::SeqCst) >= limits::MAX_CONNECTIONS {
-            refuse(
-                conn,
-                &format!(
-                    "too many connections (at most {}); close one and retry",
-                    limits::MAX_CONNECTIONS
-                ),
-                &refusing,
-            );
-            continue;
+        // A connection that must authenticate waits in `room` and takes one
+        // of MAX_CONNECTIONS only once it has (see `authenticate_conn`).
+        let counted = auth.is_none();
+        if counted {
+            if active.load(Ordering::SeqCst) >= limits::MAX_CONNECTIONS {
+                refuse(conn, &too_many_connections(), &refusing);
+                continue;
+            }
+            active.fetch_add(1, Ordering::SeqCst);
         }
-        active.fetch_add(1, Ordering::SeqCst);
-        let (m, a, w, x) = (
-            Arc::clone(&manager),
-            Arc::clone(&active),
-            Arc::clone(&wake_tx),
-            Arc::clone(&exit_now),
-        );
-        let serve = cfg.serve;
+        let cx = ConnCtx {
+            manager: Arc::clone(&manager),
+            serve: cfg.serve,
+            active: Arc::clone(&active),
+            auth,
+        };
+        let (w, x) = (Arc::clone(&wake_tx), Arc::clone(&exit_now));
         let spawned = std::thread::Builder::new()
             .name("rpc-conn".into())
             .stack_size(256 * 1024)
             .spawn(move || {
-                let after = serve_conn(conn, &m, serve, token.as_deref().map(String::as_str));
+                let after = {
+                    let _slot = counted.then(|| Counted(&cx.active));
+                    serve_conn(conn, &cx)
+                };
                 if after == After::Exit {
                     x.store(true, Ordering::SeqCst);
                 }
-                a.fetch_sub(1, Ordering::SeqCst);
                 let _ = rustix::io::write(&*w, b"x");
             });
-        if spawned.is_err() {
+        if spawned.is_err() && counted {
             active.fetch_sub(1, Ordering::SeqCst);
         }
     }
@@ -378,7 +397,27 @@ pub fn answer_line(line: Result<&[u8], usize>, ctx: &Ctx) -> Option<(String, Aft
             After::Continue,
         )),
         Ok(bytes) => {
-            let text = String::from_utf8_lossy(bytes);
+            // JSON text is UTF-8 (RFC 8259): a line that is not is not JSON,
+            // and rewriting it with U+FFFD would send the program characters
+            // the client never wrote.
+            let text = match std::str::from_utf8(bytes) {
+                Ok(t) => t,
+                Err(e) => {
+                    return Some((
+                        rpc::response(
+                            &serde_json::Value::Null,
+                            Err(RpcError::new(
+                                rpc::PARSE_ERROR,
+                                format!(
+                                    "Parse error: invalid UTF-8 at byte {}; the line was discarded",
+                                    e.valid_up_to()
+                                ),
+                            )),
+                        ),
+                        After::Continue,
+                    ))
+                }
+            };
             let text = text.trim_end_matches('\r');
             if text.trim().is_empty() {
                 return None;
@@ -388,65 +427,60 @@ pub fn answer_line(line: Result<&[u8], usize>, ctx: &Ctx) -> Option<(String, Aft
     }
 }
 
-fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str>) -> After {
+/// One of [`limits::MAX_CONNECTIONS`], given back on drop.
+struct Counted<'a>(&'a AtomicUsize);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What a connection thread needs besides its socket.
+struct ConnCtx {
+    manager: Arc<Manager>,
+    serve: bool,
+    /// Connections past authentication (or needing none).
+    active: Arc<AtomicUsize>,
+    /// A token-protected TCP connection: the token, the waiting room it
+    /// is held in until it authenticates, and its place there.
+    auth: Option<(Arc<String>, Arc<Unauthenticated>, Arc<AtomicU8>)>,
+}
+
+fn serve_conn(mut conn: Conn, cx: &ConnCtx) -> After {
     let Ok(reader) = conn.reader() else {
         return After::Continue;
     };
     let _ = conn.set_write_timeout(Some(limits::CLIENT_WRITE_TIMEOUT));
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
-    let mut authed = token.is_none();
     let peer = conn.as_fd().try_clone_to_owned().ok();
     let ctx = Ctx {
-        manager,
-        serve,
+        manager: &cx.manager,
+        serve: cx.serve,
         peer: peer.as_ref().map(|p| p.as_fd()),
     };
     let mut line = Vec::new();
+    let mut _slot = None;
+    if let Some((token, room, place)) = &cx.auth {
+        let authed = authenticate_conn(&mut conn, &mut reader, &mut line, token, &cx.active, place);
+        room.leave(place);
+        if !authed {
+            return After::Continue;
+        }
+        _slot = Some(Counted(&cx.active));
+    }
     loop {
         let read = match read_bounded_line(&mut reader, &mut line, limits::MAX_LINE_BYTES) {
             Ok(None) | Err(_) => return After::Continue,
             Ok(Some(r)) => r.map(|()| line.as_slice()),
         };
-        let resp = if !authed {
-            let Ok(bytes) = read else {
-                // An unauthenticated peer gets nothing but the refusal.
-                if conn
-                    .write_line(&auth_failure(&serde_json::Value::Null))
-                    .is_ok()
-                    && conn.shutdown_write().is_ok()
-                {
-                    conn.drain(limits::REFUSE_LINGER, limits::MAX_LINE_BYTES);
-                }
-                return After::Continue;
-            };
-            let text = String::from_utf8_lossy(bytes);
-            let text = text.trim_end_matches('\r');
-            if text.trim().is_empty() {
-                continue;
+        let resp = match answer_line(read, &ctx) {
+            None => continue,
+            Some((resp, After::Exit)) => {
+                let _ = conn.write_line(&resp);
+                return After::Exit;
             }
-            match authenticate(text, token.unwrap_or_default()) {
-                Ok(resp) => {
-                    authed = true;
-                    resp
-                }
-                Err(resp) => {
-                    // A failed authentication closes the connection, once
-                    // the peer could read why (see `refuse`).
-                    if conn.write_line(&resp).is_ok() && conn.shutdown_write().is_ok() {
-                        conn.drain(limits::REFUSE_LINGER, limits::MAX_LINE_BYTES);
-                    }
-                    return After::Continue;
-                }
-            }
-        } else {
-            match answer_line(read, &ctx) {
-                None => continue,
-                Some((resp, After::Exit)) => {
-                    let _ = conn.write_line(&resp);
-                    return After::Exit;
-                }
-                Some((resp, After::Continue)) => resp,
-            }
+            Some((resp, After::Continue)) => resp,
         };
         if conn.write_line(&resp).is_err() {
             return After::Continue;
@@ -454,19 +488,102 @@ fn serve_conn(mut conn: Conn, manager: &Manager, serve: bool, token: Option<&str
     }
 }
 
-fn auth_failure(id: &serde_json::Value) -> String {
+/// Read the first request of a token-protected connection (see
+/// [`authenticate`]) and answer it. True when the peer authenticated and
+/// took one of [`limits::MAX_CONNECTIONS`] (counted in `active` from then
+/// on); otherwise the peer has been told why and the connection is done.
+fn authenticate_conn(
+    conn: &mut Conn,
+    reader: &mut BufReader<Box<dyn Read + Send>>,
+    line: &mut Vec<u8>,
+    token: &str,
+    active: &AtomicUsize,
+    place: &AtomicU8,
+) -> bool {
+    // Tell the peer why, then close once it could read it: draining its
+    // input meanwhile (see `refuse`) while still counted as waiting, so a
+    // newer connection can cut the linger short.
+    let close_with = |conn: &mut Conn, resp: &str| {
+        if conn.write_line(resp).is_ok() && conn.shutdown_write().is_ok() {
+            conn.drain(limits::REFUSE_LINGER, limits::MAX_LINE_BYTES);
+        }
+    };
+    let cut = |conn: &mut Conn| {
+        // Cut by the waiting room: the read side is shut already.
+        if let Some(why) = Unauthenticated::why(place) {
+            let _ = conn.write_line(&auth_failure(&serde_json::Value::Null, why));
+        }
+    };
+    loop {
+        let bytes = match read_bounded_line(reader, line, limits::MAX_LINE_BYTES) {
+            Ok(None) | Err(_) => {
+                cut(conn);
+                return false;
+            }
+            Ok(Some(Ok(()))) => line.as_slice(),
+            Ok(Some(Err(_))) => {
+                // An unauthenticated peer gets nothing but the refusal.
+                close_with(conn, &auth_failure(&serde_json::Value::Null, AUTH_FIRST));
+                return false;
+            }
+        };
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            close_with(conn, &auth_failure(&serde_json::Value::Null, AUTH_FIRST));
+            return false;
+        };
+        let text = text.trim_end_matches('\r');
+        if text.trim().is_empty() {
+            continue;
+        }
+        let (resp, id) = match authenticate(text, token) {
+            Ok(ok) => ok,
+            Err(resp) => {
+                close_with(conn, &resp);
+                return false;
+            }
+        };
+        if active.fetch_add(1, Ordering::SeqCst) >= limits::MAX_CONNECTIONS {
+            active.fetch_sub(1, Ordering::SeqCst);
+            let full = rpc::response(
+                &id,
+                Err(RpcError::new(rpc::SERVER_ERROR, too_many_connections())),
+            );
+            close_with(conn, &full);
+            return false;
+        }
+        if !Unauthenticated::admitted(place) {
+            active.fetch_sub(1, Ordering::SeqCst);
+            cut(conn);
+            return false;
+        }
+        return conn.write_line(&resp).is_ok();
+    }
+}
+
+fn too_many_connections() -> String {
+    format!(
+        "too many connections (at most {}); close one and retry",
+        limits::MAX_CONNECTIONS
+    )
+}
+
+fn auth_failure(id: &serde_json::Value, why: &str) -> String {
     rpc::response(
         id,
         Err(RpcError::new(
             rpc::SERVER_ERROR,
-            "authentication required: send {\"jsonrpc\":\"2.0\",\"method\":\"auth\",\"params\":{\"token\":\"...\"},\"id\":0} first",
+            format!(
+                "{why}: send {{\"jsonrpc\":\"2.0\",\"method\":\"auth\",\"params\":{{\"token\":\"...\"}},\"id\":0}} first, within {}",
+                crate::status::duration(limits::AUTH_TIMEOUT)
+            ),
         )),
     )
 }
 
 /// The first request on a token-protected TCP connection must be
 /// `{"method":"auth","params":{"token":"..."}}`; anything else closes it.
-fn authenticate(line: &str, token: &str) -> Result<String, String> {
+/// Returns the answer to send and the request's id, or the refusal.
+fn authenticate(line: &str, token: &str) -> Result<(String, serde_json::Value), String> {
     let req = rpc::parse(line)?;
     let given = req
         .params
@@ -474,9 +591,9 @@ fn authenticate(line: &str, token: &str) -> Result<String, String> {
         .and_then(|t| t.as_str())
         .unwrap_or("");
     if req.method == "auth" && same_secret(given.as_bytes(), token.as_bytes()) {
-        Ok(rpc::response(&req.id, Ok(serde_json::json!({}))))
+        Ok((rpc::response(&req.id, Ok(serde_json::json!({}))), req.id))
     } else {
-        Err(auth_failure(&req.id))
+        Err(auth_failure(&req.id, AUTH_FIRST))
     }
 }
 
@@ -497,7 +614,7 @@ pub fn lock_dir(dir: &Path) -> io::Result<Option<OwnedFd>> {
 
 /// Run the per-user daemon in `dir` (already private). Writes `ready` on
 /// stdout once it accepts connections, then detaches stdout.
-pub fn daemon(dir: &Path) -> Result<(), String> {
+pub fn daemon(dir: &Path, idle_exit: Duration) -> Result<(), String> {
     ensure_private_dir(dir)?;
     let Some(_lock) = lock_dir(dir).map_err(|e| format!("cannot lock {}: {e}", dir.display()))?
     else {
@@ -528,7 +645,7 @@ pub fn daemon(dir: &Path) -> Result<(), String> {
         manager,
         Config {
             serve: false,
-            exit_when_empty: true,
+            idle_exit: Some(idle_exit),
         },
     )
     .map_err(|e| e.to_string())

@@ -513,8 +513,67 @@ fn the_man_page_lists_every_limit_with_its_value() {
             "DAEMON_IDLE_EXIT",
             format!("exits {} after", secs(limits::DAEMON_IDLE_EXIT)),
         ),
+        (
+            "MAX_UNAUTHENTICATED",
+            format!(
+                "at most {} wait to authenticate",
+                limits::MAX_UNAUTHENTICATED
+            ),
+        ),
+        (
+            "AUTH_TIMEOUT",
+            format!("token within {} is closed", secs(limits::AUTH_TIMEOUT)),
+        ),
     ];
     for (name, text) in want {
         assert!(section.contains(&text), "LIMITS lacks {name}: {text:?}");
     }
+}
+
+/// Starts that race for the last places cannot overshoot the limit: each
+/// holds its place while its program spawns.
+#[test]
+fn concurrent_starts_never_pass_the_session_limit() {
+    let (sb, _) = daemon("racing-starts");
+    let mut rpc = sb.rpc();
+    // `keep` is the first; leave four places.
+    for i in 1..limits::MAX_SESSIONS - 4 {
+        rpc.ok(
+            "pty/start",
+            json!({"session": format!("s{i}"), "argv": ["cat"]}),
+        );
+    }
+    let racers: Vec<_> = (0..20)
+        .map(|i| {
+            let mut r = sb.rpc();
+            std::thread::spawn(move || {
+                r.call(
+                    "pty/start",
+                    json!({"session": format!("race{i}"), "argv": ["cat"]}),
+                )
+            })
+        })
+        .collect();
+    let answers: Vec<Value> = racers
+        .into_iter()
+        .map(|t| t.join().expect("racer"))
+        .collect();
+    let started = answers.iter().filter(|a| a.get("result").is_some()).count();
+    for a in answers.iter().filter(|a| a.get("result").is_none()) {
+        assert_eq!(
+            message(&a["error"]),
+            format!(
+                "too many sessions ({}); stop one first",
+                limits::MAX_SESSIONS
+            ),
+            "{a}"
+        );
+    }
+    assert_eq!(started, 4, "{answers:?}");
+    assert_eq!(
+        rpc.ok("pty/list", json!({}))["sessions"]
+            .as_array()
+            .map(Vec::len),
+        Some(limits::MAX_SESSIONS)
+    );
 }

@@ -466,3 +466,166 @@ fn screen_regexes_are_multi_line_and_step_text_is_bounded() {
     );
     c.ok("pty/stop", json!({"session": "r", "force": true}));
 }
+
+/// A request line that is not UTF-8 is not JSON: -32700 with a null id, and
+/// nothing reaches the program (no U+FFFD in place of the bad byte).
+#[test]
+fn invalid_utf8_in_a_request_is_a_parse_error_and_nothing_is_sent() {
+    let mut sb = Sandbox::new("badutf8");
+    let (_, mut c) = serve(&mut sb, "cat", &[]);
+    let line = b"{\"jsonrpc\":\"2.0\",\"method\":\"pty/write\",\"params\":{\"action\":{\"text\":\"a\xffb\"}},\"id\":7}";
+    let resp = c.try_bytes(line).expect("an answer");
+    assert_eq!(resp["error"]["code"], -32700, "{resp}");
+    assert_eq!(resp["id"], Value::Null, "{resp}");
+    assert_eq!(c.ok("pty/status", json!({}))["running"], true);
+    c.ok(
+        "pty/write",
+        json!({"action": [{"text": "marker"}, {"key": "Enter"}]}),
+    );
+    c.wait_for("default", "marker\nmarker");
+    let out = c.ok("pty/output", json!({"offset": 0, "strip": true}));
+    assert_eq!(out["data"], "marker\nmarker\n", "{out}");
+    c.ok("pty/kill", json!({}));
+}
+
+/// Follow `next` through a session's output, `max` bytes at a time.
+fn read_in_pieces(c: &mut Rpc, session: &str, max: u64) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut offset = 0;
+    loop {
+        let o = c.ok(
+            "pty/output",
+            json!({"session": session, "offset": offset, "max": max}),
+        );
+        let next = o["next"].as_u64().expect("next");
+        if next == o["end"].as_u64().expect("end") && next == offset {
+            return parts;
+        }
+        assert!(next > offset, "no progress at {offset} with max {max}: {o}");
+        assert_eq!(o["offset"], offset, "{o}");
+        parts.push(o["data"].as_str().expect("data").to_string());
+        offset = next;
+    }
+}
+
+/// `pty/output` never splits a character: a read ends before one that `max`
+/// would cut, a character longer than `max` comes whole, and one the program
+/// has only half written waits for its other half.
+#[test]
+fn output_reads_end_on_character_boundaries() {
+    let sb = Sandbox::new("utf8out");
+    sb.run(&["start", "--session", "keep", "--", "cat"]).ok();
+    let mut c = sb.rpc();
+    let text = "h\u{e9}\u{20ac}\u{e9}llo";
+    c.ok(
+        "pty/start",
+        json!({"session": "u", "argv": ["sh", "-c", format!("printf '{text}'; exec cat")]}),
+    );
+    c.wait_for("u", "llo");
+    assert_eq!(
+        read_in_pieces(&mut c, "u", 1),
+        ["h", "\u{e9}", "\u{20ac}", "\u{e9}", "l", "l", "o"]
+    );
+    for max in 2..=6 {
+        let parts = read_in_pieces(&mut c, "u", max);
+        assert_eq!(parts.concat(), text, "max {max}: {parts:?}");
+    }
+    // An offset inside a character: its stray byte reads as U+FFFD, and the
+    // next read starts at the following character.
+    let o = c.ok("pty/output", json!({"session": "u", "offset": 2, "max": 1}));
+    assert_eq!(
+        (o["data"].as_str(), o["next"].as_u64()),
+        (Some("\u{fffd}"), Some(3))
+    );
+
+    // A character the program has written half of waits for the rest, in
+    // pty/output and in pty/step alike.
+    c.ok(
+        "pty/start",
+        json!({"session": "half", "argv": ["sh", "-c", "stty -echo; printf 'h\\303'; read x; printf '\\251llo\\n'; exec cat"]}),
+    );
+    let first = c.ok("pty/step", json!({"session": "half"}));
+    assert_eq!(first["output"], "h", "{first}");
+    let o = c.ok("pty/output", json!({"session": "half", "offset": 0}));
+    assert_eq!(
+        (o["data"].as_str(), o["next"].as_u64()),
+        (Some("h"), Some(1)),
+        "{o}"
+    );
+    let second = c.ok("pty/step", json!({"session": "half", "text": ""}));
+    assert_eq!(second["output"], "\u{e9}llo\n", "{second}");
+}
+
+/// A missing or non-directory `cwd` is named as such, not blamed on the
+/// program, over JSON-RPC and from the CLI.
+#[test]
+fn an_unusable_working_directory_is_named() {
+    let sb = Sandbox::new("badcwd");
+    sb.run(&["start", "--session", "keep", "--", "cat"]).ok();
+    let out = sb.run(&[
+        "start",
+        "--session",
+        "b",
+        "--cwd",
+        "/nonexistent",
+        "--",
+        "bash",
+    ]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    out.assert_one_stderr_line(
+        r#"^\[ptybroker: cannot use working directory "/nonexistent": No such file or directory.*\]$"#,
+    );
+    let mut c = sb.rpc();
+    let e = c.err(
+        "pty/start",
+        json!({"session": "b", "argv": ["bash"], "cwd": "/nonexistent"}),
+    );
+    let m = e["message"].as_str().unwrap_or("");
+    assert!(
+        m.starts_with(r#"cannot use working directory "/nonexistent": No such file"#),
+        "{e}"
+    );
+    let file = sb.root.join("a-file");
+    std::fs::write(&file, "x").expect("file");
+    let e = c.err(
+        "pty/start",
+        json!({"session": "b", "argv": ["bash"], "cwd": file}),
+    );
+    let m = e["message"].as_str().unwrap_or("");
+    assert!(
+        m.starts_with("cannot use working directory") && m.contains("Not a directory"),
+        "{e}"
+    );
+    // A good one still works.
+    let ok = c.ok(
+        "pty/start",
+        json!({"session": "b", "argv": ["sh", "-c", "pwd; exec cat"], "cwd": sb.work("here")}),
+    );
+    assert_eq!(ok["session"], "b");
+    c.wait_for("b", "/work/here");
+}
+
+/// A signal number that does not fit is invalid, never truncated to another
+/// signal; an empty or blank `cmd` is refused like an empty argv.
+#[test]
+fn out_of_range_signals_and_blank_commands_are_invalid_params() {
+    let sb = Sandbox::new("badparams");
+    sb.run(&["start", "--session", "c", "--", "cat"]).ok();
+    let mut c = sb.rpc();
+    // 4294967298 is 2 (SIGINT) once cut to 32 bits.
+    for n in [
+        json!(4294967298u64),
+        json!(-1),
+        json!(2147483650u64),
+        json!(1e3),
+    ] {
+        let e = c.err("pty/signal", json!({"session": "c", "signal": n}));
+        assert_eq!(e["code"], -32602, "{n}: {e}");
+    }
+    assert_eq!(c.ok("pty/status", json!({"session": "c"}))["running"], true);
+    for cmd in ["", "   ", "\t"] {
+        let e = c.err("pty/start", json!({"session": "d", "cmd": cmd}));
+        assert_eq!(e["code"], -32602, "{cmd:?}: {e}");
+    }
+    assert_eq!(c.err("pty/status", json!({"session": "d"}))["code"], -32000);
+}

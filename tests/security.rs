@@ -375,8 +375,9 @@ fn a_failed_authentication_closes_the_connection_and_leaks_nothing() {
         assert!(closed, "the connection must close after a failed auth");
         assert!(!got[0].to_string().contains(token));
     }
-    // The right token opens it, and a session env value goes through
-    // without ever being echoed in an error.
+    // The right token opens it; a pty/start carrying an env value is
+    // refused (serve hosts one program) without echoing it. (The daemon's
+    // start errors: `env_values_never_reach_the_daemon_log_or_cli_errors`.)
     let auth = json!({"jsonrpc":"2.0","method":"auth","params":{"token":token},"id":1}).to_string();
     let bad_env = json!({"jsonrpc":"2.0","method":"pty/start","params":{
         "session":"x","argv":["/nonexistent/prog"],"env":{"SECRET":secret_env}},"id":3})

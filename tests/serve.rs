@@ -9,6 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use common::{eventually, free_port, Rpc, Sandbox, CALL_LIMIT};
+use ptybroker::limits;
 use serde_json::json;
 
 #[test]
@@ -99,6 +100,8 @@ fn serve_refuses_bad_arguments() {
         vec!["serve", "--cmd", "cat", "--port", "http"],
         vec!["serve", "--cmd", "cat", "--socket", sock, "--cols", "1"],
         vec!["serve", "--cmd", "cat", "--socket", sock, "--bogus"],
+        vec!["serve", "--cmd", "", "--socket", sock],
+        vec!["serve", "--cmd", "  ", "--socket", sock],
     ] {
         let out = sb.run(&args);
         assert_eq!(out.code(), 2, "{args:?}: {out:?}");
@@ -253,4 +256,126 @@ fn tcp_insecure_no_token_needs_no_auth() {
     c.ok("pty/kill", json!({}));
     let st = sb.wait_child(i, Duration::from_secs(30)).expect("exits");
     assert!(st.success());
+}
+
+/// `serve` hosts its one program from start to `pty/kill`: `pty/start`
+/// cannot add or swap one, `pty/stop` ends the program but keeps its last
+/// screen and status readable, and `pty/kill` then still ends the process.
+#[test]
+fn serve_hosts_one_program_and_pty_kill_always_ends_it() {
+    let mut sb = Sandbox::new("oneprog");
+    let path = sb.root.join("one.sock");
+    let (i, mut c) = sb.serve_unix(&path, &["--cmd", "sh -c 'echo hosted; exec cat'"]);
+    c.wait_for("default", "hosted");
+    for params in [
+        json!({"session": "two", "argv": ["cat"]}),
+        json!({"argv": ["cat"], "replace": true}),
+    ] {
+        let e = c.err("pty/start", params);
+        assert_eq!(e["code"], -32000, "{e}");
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("serve hosts one program"),
+            "{e}"
+        );
+    }
+    let list = c.ok("pty/list", json!({}));
+    assert_eq!(list["sessions"].as_array().map(Vec::len), Some(1), "{list}");
+
+    let stopped = c.ok("pty/stop", json!({}));
+    assert_eq!(stopped["session"], "default", "{stopped}");
+    let st = c.ok("pty/status", json!({}));
+    assert_eq!(st["running"], false, "{st}");
+    assert!(
+        c.ok("pty/read", json!({}))["screen"]
+            .as_str()
+            .unwrap_or("")
+            .contains("hosted"),
+        "the last screen stays readable"
+    );
+    assert_eq!(sb.child_exited(i), None, "pty/stop does not end serve");
+
+    assert_eq!(c.ok("pty/kill", json!({})), json!({}));
+    assert!(c.read_response().is_none(), "connection closed after kill");
+    let st = sb
+        .wait_child(i, CALL_LIMIT)
+        .expect("serve exits after pty/kill");
+    assert!(st.success(), "{st}");
+    assert!(!path.exists(), "socket removed");
+}
+
+fn idle_tcp(port: u16) -> std::net::TcpStream {
+    let s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(CALL_LIMIT)).expect("timeout");
+    s
+}
+
+/// The next line a raw connection receives (empty at end of stream).
+fn read_line(s: &std::net::TcpStream) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    let _ = std::io::BufReader::new(s).read_line(&mut line);
+    line
+}
+
+/// Connections that never send the token cannot lock out the one who has
+/// it: they wait in a small room of their own, the oldest making way for
+/// newcomers, and never take one of the server's connections.
+#[test]
+fn idle_tcp_connections_cannot_lock_out_the_token_holder() {
+    let mut sb = Sandbox::new("idlers");
+    let token_file = sb.root.join("token");
+    std::fs::write(&token_file, "tok-tok\n").expect("token");
+    let tf = token_file.to_str().expect("path").to_string();
+    let (_, port) = serve_tcp(&mut sb, &["--token-file", &tf], &[]);
+    let idlers: Vec<_> = (0..limits::MAX_CONNECTIONS + limits::MAX_UNAUTHENTICATED)
+        .map(|_| idle_tcp(port))
+        .collect();
+
+    let mut c = Rpc::tcp(port);
+    assert_eq!(auth(&mut c, "tok-tok")["result"], json!({}));
+    assert_eq!(c.ok("pty/status", json!({}))["running"], true);
+
+    // The oldest idlers were closed, each told why (made way for newer
+    // ones, or, on a machine slow enough, ran out of time).
+    let said: serde_json::Value =
+        serde_json::from_str(&read_line(&idlers[0])).expect("an error line");
+    assert_eq!(said["error"]["code"], -32000, "{said}");
+    let why = said["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        why.contains("waiting to authenticate") || why.contains("timed out"),
+        "{said}"
+    );
+    assert_eq!(read_line(&idlers[0]), "", "then closed");
+    c.ok("pty/kill", json!({}));
+}
+
+/// A connection that has not authenticated within the deadline is closed
+/// with the reason; an authenticated one has no deadline.
+#[test]
+fn a_connection_that_does_not_authenticate_in_time_is_closed() {
+    let mut sb = Sandbox::new("authtime");
+    let token_file = sb.root.join("token");
+    std::fs::write(&token_file, "tok-tok\n").expect("token");
+    let tf = token_file.to_str().expect("path").to_string();
+    let (_, port) = serve_tcp(&mut sb, &["--token-file", &tf], &[]);
+    let mut c = Rpc::tcp(port);
+    assert_eq!(auth(&mut c, "tok-tok")["result"], json!({}));
+
+    let idle = idle_tcp(port);
+    let said: serde_json::Value = serde_json::from_str(&read_line(&idle)).expect("an error line");
+    assert_eq!(said["error"]["code"], -32000, "{said}");
+    assert!(
+        said["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("authentication timed out"),
+        "{said}"
+    );
+    assert_eq!(read_line(&idle), "", "then closed");
+    // Past the deadline, the authenticated connection is still served.
+    assert_eq!(c.ok("pty/status", json!({}))["running"], true);
+    c.ok("pty/kill", json!({}));
 }

@@ -400,7 +400,12 @@ impl Rpc {
 
     /// Send one raw line; `None` when the peer closed (or failed).
     pub fn try_line(&mut self, line: &str) -> Option<Value> {
-        let mut buf = line.as_bytes().to_vec();
+        self.try_bytes(line.as_bytes())
+    }
+
+    /// Send one line of any bytes (not necessarily UTF-8).
+    pub fn try_bytes(&mut self, line: &[u8]) -> Option<Value> {
+        let mut buf = line.to_vec();
         buf.push(b'\n');
         self.writer.write_all(&buf).ok()?;
         self.writer.flush().ok()?;
