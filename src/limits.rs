@@ -15,6 +15,16 @@ pub const DEFAULT_COLS: u16 = 100;
 pub const DEFAULT_ROWS: u16 = 30;
 /// Sessions one process (daemon, serve, driver, mcp) may hold at once.
 pub const MAX_SESSIONS: usize = 256;
+/// How often a step waiting for another step of its session to finish
+/// looks again (and at whether its caller has gone).
+pub const STEP_TURN_POLL: Duration = Duration::from_millis(10);
+/// Recording events queued for the file's writer; past this (a file that
+/// does not keep up) events are dropped, and counted in a closing marker.
+pub const RECORD_QUEUE: usize = 4096;
+/// How long stopping a recording waits for its file to take what is queued.
+pub const RECORD_FINISH_WAIT: Duration = Duration::from_secs(5);
+/// The longest session name, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
 /// Client connections one daemon serves at once.
 pub const MAX_CONNECTIONS: usize = 128;
 /// Connections to `serve --port` that have not sent their token yet: they
@@ -68,7 +78,8 @@ pub const SETTLE_DEBOUNCE_BLOCKED: Duration = Duration::from_millis(1);
 /// full-screen program, which redraws on its timer): node's `await` of a
 /// timer, a wizard's pause, `read -t` in a countdown. Longer timeouts are
 /// housekeeping (vim's 4 s `updatetime`, top's 3 s refresh) and do not hold
-/// a wait back.
+/// a wait back. Timers the program re-arms without printing anything take
+/// at most this long together.
 pub const SETTLE_TIMER_HORIZON: Duration = Duration::from_millis(2_000);
 /// Settling: the first look at the kernel comes this long after the last
 /// output or input; the debounce above then confirms it.

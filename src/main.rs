@@ -106,10 +106,7 @@ fn daemon(p: &mut lexopt::Parser) -> Result<(), Failure> {
             Long("idle-exit") => {
                 idle_exit = std::time::Duration::from_secs(p.value()?.parse()?);
             }
-            Short('h') | Long("help") => {
-                print!("{HELP}");
-                return Ok(());
-            }
+            Short('h') | Long("help") => return out(HELP),
             _ => return Err(arg.unexpected().into()),
         }
     }

@@ -71,18 +71,21 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Session names are used in messages and file names: keep them plain.
+/// Session names are any text a client picks (the seeds restrict none):
+/// 1 to [`limits::MAX_NAME_CHARS`] characters, no control characters (they
+/// would garble status lines and listings), no space at either end (an
+/// accident more often than a name). Messages quote them.
 pub fn check_name(name: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.@".contains(&b));
+    let n = name.chars().count();
+    let ok = (1..=limits::MAX_NAME_CHARS).contains(&n)
+        && !name.chars().any(char::is_control)
+        && name.trim() == name;
     if ok {
         Ok(())
     } else {
         Err(Error::Invalid(format!(
-            "invalid session name {name:?}: use 1-64 letters, digits, '-', '_', '.' or '@'"
+            "invalid session name {name:?}: use 1-{} characters, without control characters or spaces at either end",
+            limits::MAX_NAME_CHARS
         )))
     }
 }

@@ -3,7 +3,7 @@
 //! (input, settle, output). Front ends only translate their wire format to
 //! these calls and back.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::keys;
 use crate::limits;
@@ -253,7 +253,18 @@ pub fn step(
 ) -> Result<StepResult, Error> {
     // A second caller's text is typed only after the first one's answer
     // has been collected, so each gets its own.
-    let _turn = s.step_turn();
+    let deadline = Instant::now() + how.max_wait;
+    let turn = s.step_turn(deadline, cancel.as_ref());
+    // A caller that has gone (or cancelled) while in line types nothing.
+    if cancel.as_ref().is_some_and(Cancel::is_set) {
+        return Err(Error::Failed("the step was cancelled".into()));
+    }
+    let Some(_turn) = turn else {
+        return Err(Error::Failed(format!(
+            "another step of this session was still running after {} ms: try again, or `wait` for it",
+            how.max_wait.as_millis()
+        )));
+    };
     if let Some(t) = text {
         check_write_size(t.len() + 1)?;
         let mut bytes = t.as_bytes().to_vec();
@@ -357,7 +368,7 @@ pub struct Interrupted {
 /// A zero `grace` skips the wait.
 pub fn interrupt(s: &Session, grace: Duration) -> Result<Interrupted, Error> {
     let sent = send(s, &[Input::Key("ctrl-c".into())]).is_ok();
-    let deadline = std::time::Instant::now() + grace;
+    let deadline = Instant::now() + grace;
     while !s.children().is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -1,26 +1,44 @@
 //! asciicast v2 recordings (`.cast`, playable by `asciinema play`): a header
 //! line, then one `[time, code, data]` line per event: `o` output, `i` input,
 //! `r` resize (`COLSxROWS`), `m` marker.
+//!
+//! The file is written by a thread of its own, fed through a bounded queue:
+//! a stalled disk (or a FIFO nobody reads) stalls the recording, never the
+//! session that records. Events that find the queue full are dropped, and a
+//! marker at the end says how many.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
 
-/// An open recording. Output may split UTF-8 characters across reads, so the
-/// tail of an incomplete character is carried to the next event.
+use crate::limits;
+
+/// A recording in progress: events are timed here and written by the
+/// recording's thread.
 pub struct Recorder {
-    out: BufWriter<File>,
+    queue: mpsc::SyncSender<Event>,
+    /// The thread's last word: the file's path, or why it failed.
+    done: mpsc::Receiver<io::Result<PathBuf>>,
     path: PathBuf,
     started: Instant,
-    carry: Vec<u8>,
     events: u64,
+    dropped: u64,
+}
+
+enum Event {
+    /// Seconds since the start, code, data.
+    Text(f64, &'static str, String),
+    Output(f64, Vec<u8>),
+    /// Events dropped: the file did not keep up.
+    Dropped(f64, u64),
 }
 
 impl Recorder {
-    /// Create `path` (0600, truncated) and write the header.
+    /// Create `path` (0600, truncated), write the header, start the writer.
     pub fn create(
         path: &Path,
         cols: u16,
@@ -28,6 +46,139 @@ impl Recorder {
         command: &[String],
         term: &str,
     ) -> io::Result<Recorder> {
+        let mut file = CastFile::create(path, cols, rows, command, term)?;
+        let (queue, events) = mpsc::sync_channel::<Event>(limits::RECORD_QUEUE);
+        let (tell, done) = mpsc::sync_channel(1);
+        std::thread::Builder::new()
+            .name("recorder".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                let write = || -> io::Result<PathBuf> {
+                    for event in events {
+                        match event {
+                            Event::Text(t, code, data) => file.event(t, code, &data)?,
+                            Event::Output(t, bytes) => file.output(t, &bytes)?,
+                            Event::Dropped(t, n) => file.event(
+                                t,
+                                "m",
+                                &format!(
+                                    "ptybroker: {n} events dropped (the file did not keep up)"
+                                ),
+                            )?,
+                        }
+                    }
+                    file.finish()
+                };
+                let _ = tell.send(write());
+            })?;
+        Ok(Recorder {
+            queue,
+            done,
+            path: path.to_path_buf(),
+            started: Instant::now(),
+            events: 0,
+            dropped: 0,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Events taken (those dropped for a full queue not counted).
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    fn now(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    fn send(&mut self, event: Event) -> io::Result<()> {
+        match self.queue.try_send(event) {
+            Ok(()) => {
+                self.events += 1;
+                Ok(())
+            }
+            Err(mpsc::TrySendError::Full(_)) => {
+                self.dropped += 1;
+                Ok(())
+            }
+            Err(mpsc::TrySendError::Disconnected(_)) => Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the recording's writer stopped",
+            )),
+        }
+    }
+
+    /// Program output; bytes of an unfinished UTF-8 character wait for the next call.
+    pub fn output(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let t = self.now();
+        self.send(Event::Output(t, bytes.to_vec()))
+    }
+
+    /// Input sent to the program, as the bytes written.
+    pub fn input(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let t = self.now();
+        self.send(Event::Text(
+            t,
+            "i",
+            String::from_utf8_lossy(bytes).into_owned(),
+        ))
+    }
+
+    pub fn resize(&mut self, cols: u16, rows: u16) -> io::Result<()> {
+        let t = self.now();
+        self.send(Event::Text(t, "r", format!("{cols}x{rows}")))
+    }
+
+    pub fn marker(&mut self, label: &str) -> io::Result<()> {
+        let t = self.now();
+        self.send(Event::Text(t, "m", label.to_string()))
+    }
+
+    /// Write what is queued and close the file; waits at most
+    /// [`limits::RECORD_FINISH_WAIT`] for a file that does not take writes
+    /// (its thread finishes the file when it does).
+    pub fn finish(self) -> io::Result<PathBuf> {
+        if self.dropped > 0 {
+            // Blocking: the queue drains while the file takes writes.
+            let t = self.now();
+            let _ = self.queue.send(Event::Dropped(t, self.dropped));
+        }
+        drop(self.queue);
+        match self.done.recv_timeout(limits::RECORD_FINISH_WAIT) {
+            Ok(result) => result,
+            Err(_) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "{} does not take writes: the rest of the recording is written when it does",
+                    self.path.display()
+                ),
+            )),
+        }
+    }
+}
+
+/// The file of a recording. Output may split UTF-8 characters across reads, so the
+/// tail of an incomplete character is carried to the next event.
+struct CastFile {
+    out: BufWriter<File>,
+    path: PathBuf,
+    carry: Vec<u8>,
+    /// The time of the last event written.
+    last: f64,
+}
+
+impl CastFile {
+    /// Create `path` (0600, truncated) and write the header.
+    fn create(
+        path: &Path,
+        cols: u16,
+        rows: u16,
+        command: &[String],
+        term: &str,
+    ) -> io::Result<CastFile> {
         use std::os::unix::fs::OpenOptionsExt;
         let file = std::fs::OpenOptions::new()
             .write(true)
@@ -45,31 +196,21 @@ impl Recorder {
             "env": {"TERM": term},
         });
         writeln!(out, "{header}")?;
-        Ok(Recorder {
+        Ok(CastFile {
             out,
             path: path.to_path_buf(),
-            started: Instant::now(),
             carry: Vec::new(),
-            events: 0,
+            last: 0.0,
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub fn events(&self) -> u64 {
-        self.events
-    }
-
-    fn event(&mut self, code: &str, data: &str) -> io::Result<()> {
-        let t = self.started.elapsed().as_secs_f64();
-        self.events += 1;
+    fn event(&mut self, t: f64, code: &str, data: &str) -> io::Result<()> {
+        self.last = t;
         writeln!(self.out, "{}", json!([(t * 1e6).round() / 1e6, code, data]))
     }
 
     /// Program output; bytes of an unfinished UTF-8 character wait for the next call.
-    pub fn output(&mut self, bytes: &[u8]) -> io::Result<()> {
+    fn output(&mut self, t: f64, bytes: &[u8]) -> io::Result<()> {
         self.carry.extend_from_slice(bytes);
         let keep = incomplete_utf8_tail(&self.carry);
         let ready = self.carry.len() - keep;
@@ -78,27 +219,14 @@ impl Recorder {
         }
         let text = String::from_utf8_lossy(&self.carry[..ready]).into_owned();
         self.carry.drain(..ready);
-        self.event("o", &text)
-    }
-
-    /// Input sent to the program, as the bytes written.
-    pub fn input(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.event("i", &String::from_utf8_lossy(bytes))
-    }
-
-    pub fn resize(&mut self, cols: u16, rows: u16) -> io::Result<()> {
-        self.event("r", &format!("{cols}x{rows}"))
-    }
-
-    pub fn marker(&mut self, label: &str) -> io::Result<()> {
-        self.event("m", label)
+        self.event(t, "o", &text)
     }
 
     /// Flush everything, including a carried partial character.
-    pub fn finish(mut self) -> io::Result<PathBuf> {
+    fn finish(mut self) -> io::Result<PathBuf> {
         if !self.carry.is_empty() {
             let rest = std::mem::take(&mut self.carry);
-            self.event("o", &String::from_utf8_lossy(&rest))?;
+            self.event(self.last, "o", &String::from_utf8_lossy(&rest))?;
         }
         self.out.flush()?;
         Ok(self.path)

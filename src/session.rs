@@ -162,7 +162,7 @@ impl Cancel {
         Some(Cancel::Hangup(Arc::new(fd)))
     }
 
-    fn is_set(&self) -> bool {
+    pub fn is_set(&self) -> bool {
         match self {
             Cancel::Flag(flag) => flag.load(Ordering::Relaxed),
             // No events asked for: HUP and ERR are always reported.
@@ -554,20 +554,30 @@ impl Session {
             let st = lock(&self.inner.state);
             (st.screen.cols(), st.screen.rows())
         };
-        let mut rec = lock(&self.inner.recorder);
-        if let Some(r) = &*rec {
-            return Err(io::Error::new(
+        let busy = |r: &Recorder| {
+            io::Error::new(
                 io::ErrorKind::AlreadyExists,
                 format!("already recording to {}", r.path().display()),
-            ));
+            )
+        };
+        if let Some(r) = &*lock(&self.inner.recorder) {
+            return Err(busy(r));
         }
-        *rec = Some(Recorder::create(
-            path,
-            cols,
-            rows,
-            &self.inner.argv,
-            &self.inner.term,
-        )?);
+        // Opened without the lock held: opening a FIFO waits for its reader,
+        // and the session's output must not wait with it.
+        let new = Recorder::create(path, cols, rows, &self.inner.argv, &self.inner.term)?;
+        let mut rec = lock(&self.inner.recorder);
+        if let Some(r) = &*rec {
+            // Another caller started one meanwhile: theirs stands.
+            let (e, same) = (busy(r), r.path() == path);
+            drop(rec);
+            let _ = new.finish();
+            if !same {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
+        }
+        *rec = Some(new);
         Ok(())
     }
 
@@ -643,8 +653,30 @@ impl Session {
     }
 
     /// Hold this for the whole of a step: other steps of this session wait.
-    pub fn step_turn(&self) -> std::sync::MutexGuard<'_, ()> {
-        lock(&self.inner.steps)
+    /// `None` if `cancel` is set first, or the turn has not come by
+    /// `deadline`: waiting in line counts against the caller's cap, and a
+    /// caller that has gone types nothing.
+    pub fn step_turn(
+        &self,
+        deadline: Instant,
+        cancel: Option<&Cancel>,
+    ) -> Option<std::sync::MutexGuard<'_, ()>> {
+        loop {
+            if cancel.is_some_and(Cancel::is_set) {
+                return None;
+            }
+            match self.inner.steps.try_lock() {
+                Ok(turn) => return Some(turn),
+                Err(std::sync::TryLockError::Poisoned(e)) => return Some(e.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            // Steps are rare and short-lived next to this: a plain sleep.
+            std::thread::sleep(limits::STEP_TURN_POLL.min(deadline - now));
+        }
     }
 
     /// Write bytes to the program's terminal. Fails if the program has exited
@@ -907,8 +939,10 @@ struct KernelCheck {
     /// [`limits::SETTLE_TIMER_HORIZON`]), the output generation it saw and
     /// the timeout: output since (what the timer brought) or work clears it.
     timer_until: Option<(Instant, u64, Duration)>,
-    /// A timer has been let run (or begun to) in this wait.
+    /// A timer has been let run (or begun to) in this wait, and when the
+    /// first began.
     timer_used: bool,
+    timer_first: Option<(Instant, u64)>,
     /// The screen's rewind count when the wait began (see
     /// [`crate::vt::Screen::rewinds`]).
     rewinds: Option<u64>,
@@ -990,9 +1024,22 @@ impl KernelCheck {
                         }
                         _ if alt && self.timer_used => None,
                         _ => {
-                            self.timer_until = Some((now + t, generation, t));
+                            // Silent re-arms together run at most the
+                            // horizon: a program with a periodic timer and
+                            // nothing to say pays that, not a period per
+                            // re-arm. A timer that brought output (a
+                            // countdown) starts afresh.
+                            let first = match self.timer_first {
+                                Some((first, g)) if g == generation => first,
+                                _ => {
+                                    self.timer_first = Some((now, generation));
+                                    now
+                                }
+                            };
+                            let until = (now + t).min(first + limits::SETTLE_TIMER_HORIZON);
+                            self.timer_until = Some((until, generation, t));
                             self.timer_used = true;
-                            Some(now + t)
+                            Some(until)
                         }
                     };
                     if let Some(until) = until.filter(|&u| now < u) {

@@ -86,7 +86,18 @@ struct Line {
     col: usize,
 }
 
+/// How far right a move (not text) may take the cursor: the widest terminal.
+/// Text makes a line as long as it is; a move of 65535 columns must not
+/// make a line of 65535 cells (output is hostile input).
+const REACH: usize = crate::limits::COLS.1 as usize;
+
 impl Line {
+    /// Move the cursor to `col`, at most as far right as the line's end or
+    /// [`REACH`].
+    fn go(&mut self, col: usize) {
+        self.col = col.min(REACH.max(self.cells.len()));
+    }
+
     /// Make column `col` writable: pad to it, and turn a tab or wide
     /// character it cuts into blanks.
     fn open(&mut self, col: usize) {
@@ -138,7 +149,10 @@ impl Line {
     }
 
     fn tab(&mut self) {
-        let next = (self.col / 8 + 1) * 8;
+        let next = ((self.col / 8 + 1) * 8).min(REACH.max(self.cells.len()));
+        if next <= self.col {
+            return;
+        }
         self.open(self.col);
         self.cells[self.col] = Cell::Tab;
         for c in self.col + 1..next {
@@ -186,17 +200,23 @@ impl Line {
     }
 
     /// ICH: insert `n` blanks at the cursor, the rest moving right.
+    /// What moves past [`REACH`] (or the line's end, if longer) is lost.
     fn insert(&mut self, n: usize) {
         let col = self.col;
-        if col < self.cells.len() {
+        let len = self.cells.len();
+        if col < len {
+            let keep = len.max(REACH);
+            let n = n.min(keep - col);
             self.open(col);
             self.cells
                 .splice(col..col, std::iter::repeat(Cell::Char(' ')).take(n));
+            self.cells.truncate(keep);
             for m in &mut self.marks {
                 if m.0 >= col {
                     m.0 += n;
                 }
             }
+            self.marks.retain(|&(at, _)| at < keep);
         }
     }
 
@@ -362,14 +382,14 @@ impl Escape {
             },
             ('[', false, 'J') if n(0) == 0 => line.truncate(line.col),
             ('[', false, 'J') => return true,
-            ('[', false, 'G' | '`') => line.col = n(1) - 1,
-            ('[', false, 'C' | 'a') => line.col += n(1),
-            ('[', false, 'D') => line.col = line.col.saturating_sub(n(1)),
+            ('[', false, 'G' | '`') => line.go(n(1) - 1),
+            ('[', false, 'C' | 'a') => line.go(line.col + n(1)),
+            ('[', false, 'D') => line.go(line.col.saturating_sub(n(1))),
             ('[', false, 'X') => line.blank(line.col, line.col + n(1)),
             ('[', false, 'P') => line.delete(n(1)),
             ('[', false, '@') => line.insert(n(1)),
             ('[', false, 'I') => {
-                for _ in 0..n(1) {
+                for _ in 0..n(1).min(REACH / 8 + 1) {
                     line.tab();
                 }
             }
@@ -510,13 +530,19 @@ pub fn head_tail(s: &str, max: usize) -> (String, bool) {
     if n <= max {
         return (s.to_string(), false);
     }
-    let marker_len = 40;
-    let keep = max.saturating_sub(marker_len);
+    let marker = |omitted: usize| format!("\n[... {omitted} characters omitted ...]\n");
+    // The marker's own length depends on the count it shows: sized for the
+    // most that can be omitted, it never makes the result exceed `max`.
+    let marker_len = marker(n).chars().count();
+    if max <= marker_len {
+        // No room for a marker: the last `max` characters.
+        return (s.chars().skip(n - max).collect(), true);
+    }
+    let keep = max - marker_len;
     let head = keep / 2;
     let tail = keep - head;
-    let omitted = n - head - tail;
     let mut out: String = s.chars().take(head).collect();
-    out.push_str(&format!("\n[... {omitted} characters omitted ...]\n"));
+    out.push_str(&marker(n - head - tail));
     out.extend(s.chars().skip(n - tail));
     (out, true)
 }
@@ -568,6 +594,23 @@ mod tests {
     }
 
     #[test]
+    fn line_view_moves_cannot_make_huge_lines() {
+        let mut raw = Vec::new();
+        for _ in 0..20_000 {
+            raw.extend_from_slice(b"\x1b[65535C\x1b[65535@\x1b[65535Ix");
+        }
+        let l = line_view(&raw);
+        // Each "x" lands at most REACH columns right: bounded, not 65535.
+        assert!(l.text.chars().count() <= 20_000 + REACH, "{}", l.text.len());
+        assert!(
+            line_view(b"ab\x1b[99999999999G\x1b[9999999999@c")
+                .text
+                .len()
+                <= REACH + 2
+        );
+    }
+
+    #[test]
     fn line_view_leaves_out_the_alternate_screen() {
         // vim started, drew, quit: only the shell's lines remain.
         let raw = b"vim\r\n\x1b[?1049h\x1b[H\x1b[2J~\r\n~\x1b[24;1H:q!\r\x1b[?1049l$ ";
@@ -604,6 +647,12 @@ mod tests {
         assert!(t.contains("omitted"));
         assert!(t.chars().count() <= 100);
         assert_eq!(head_tail("short", 100), ("short".to_string(), false));
+        // Never more than asked, however small.
+        for max in [0, 1, 10, 30, 35, 36, 40, 41, 99] {
+            let (t, cut) = head_tail(&s, max);
+            assert!(cut && t.chars().count() <= max, "{max}: {t:?}");
+        }
+        assert_eq!(head_tail(&s, 3).0, "aaa");
     }
 
     #[test]

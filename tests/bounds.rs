@@ -454,6 +454,22 @@ fn the_man_page_lists_every_limit_with_its_value() {
             format!("{} per process", limits::MAX_SESSIONS),
         ),
         (
+            "MAX_NAME_CHARS",
+            format!("names of 1 to {} characters", limits::MAX_NAME_CHARS),
+        ),
+        (
+            "RECORD_QUEUE",
+            format!("{} events waiting", limits::RECORD_QUEUE),
+        ),
+        (
+            "RECORD_FINISH_WAIT",
+            format!("at most {} for it", secs(limits::RECORD_FINISH_WAIT)),
+        ),
+        (
+            "SETTLE_TIMER_HORIZON",
+            format!("at most {} that", secs(limits::SETTLE_TIMER_HORIZON)),
+        ),
+        (
             "MAX_CONNECTIONS",
             format!("{} at once per daemon", limits::MAX_CONNECTIONS),
         ),

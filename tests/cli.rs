@@ -177,12 +177,12 @@ fn errors_are_bracketed_and_exit_non_zero() {
         (vec!["start"], 2, bracket),
         (vec!["start", "--timeout", "soon", "--", "cat"], 2, bracket),
         (
-            vec!["start", "--session", "bad name", "--", "cat"],
+            vec!["start", "--session", "bad\tname", "--", "cat"],
             2,
             r"^\[ptybroker: invalid session name .*\]$",
         ),
         (
-            vec!["status", "-s", "../up"],
+            vec!["status", "-s", " padded"],
             2,
             r"^\[ptybroker: invalid session name .*\]$",
         ),
@@ -1018,4 +1018,27 @@ fn signal_int_reaches_the_foreground_job_only() {
         "TERM missed the background job"
     );
     sb.run(&["stop"]).ok();
+}
+
+#[test]
+fn session_names_are_any_text_a_client_picks() {
+    let sb = Sandbox::new("names");
+    let name = "my app/1 été";
+    let out = sb
+        .run(&[
+            "start",
+            "--session",
+            name,
+            "--",
+            "sh",
+            "-c",
+            "echo up; exec cat",
+        ])
+        .ok();
+    assert!(lines(&out.stdout).contains(&"up"), "{out:?}");
+    let out = sb.run(&["step", "--session", name, "hello"]).ok();
+    assert!(lines(&out.stdout).contains(&"hello"), "{out:?}");
+    let out = sb.run(&["list"]).ok();
+    assert!(out.stdout.contains(name), "{out:?}");
+    sb.run(&["kill-session", "--session", name]).ok();
 }

@@ -285,6 +285,14 @@ fn a_recording_that_cannot_be_written_stalls_no_reader_of_the_screen() {
     assert!(screen.is_some(), "the output never reached the screen");
     sb.run(&["status", "--session", "rec"]).ok();
     sb.run(&["read", "--session", "keep"]).ok();
+    // Input, resizes and stopping the recording do not wait for its file
+    // either (the stop says the file does not take writes).
+    sb.run(&["send", "--session", "rec", "--text", "z"]).ok();
+    sb.run(&["resize", "--session", "rec", "--cols", "90", "--rows", "20"])
+        .ok();
+    let stop = sb.run(&["record", "stop", "--session", "rec"]);
+    assert_ne!(stop.code(), 0, "{stop:?}");
+    assert!(stop.stderr.contains("does not take writes"), "{stop:?}");
     // The disk comes back (here: the reader goes away, and the recording's
     // writes fail): the program runs on to the end, nothing of its output
     // lost to the session.
@@ -524,4 +532,38 @@ fn a_thousand_sessions_in_a_row_leave_nothing_behind() {
         .unwrap_or_default();
     let ptmx = fds.iter().filter(|f| f.contains("ptmx")).count();
     assert_eq!(ptmx, 1, "only `keep`'s PTY is open: {fds:?}");
+}
+
+#[test]
+fn a_step_whose_client_leaves_while_in_line_types_nothing() {
+    let (mut sb, _pid) = daemon("steptturn");
+    sb.run(&["start", "--session", "b", "--", "bash", "--norc"])
+        .ok();
+    let marker = sb.root.join("queued");
+    // The first step holds the session's turn for a while.
+    let first = sb.spawn(&["step", "--session", "b", "--max-wait", "60000", "sleep 8"]);
+    let sleeping = eventually(Duration::from_secs(30), || {
+        sb.processes().into_iter().find(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sleep")
+        })
+    });
+    assert!(sleeping.is_some(), "the first step never started its sleep");
+    // The second waits in line; its caller gives up.
+    let line = format!("echo queued > {}", marker.display());
+    let second = sb.spawn(&["step", "--session", "b", "--max-wait", "60000", &line]);
+    thread::sleep(Duration::from_millis(500));
+    let _ = rustix::process::kill_process(
+        rustix::process::Pid::from_raw(sb.child_pid(second)).expect("pid"),
+        rustix::process::Signal::KILL,
+    );
+    sb.wait_child(second, Duration::from_secs(30));
+    assert!(
+        sb.wait_child(first, Duration::from_secs(60)).is_some(),
+        "the first step never ended"
+    );
+    // Nothing of the second step reached the shell.
+    let out = sb.run(&["step", "--session", "b", "echo after"]).ok();
+    assert!(out.stdout.contains("after"), "{out:?}");
+    assert!(!marker.exists(), "the abandoned step's text was typed");
+    sb.run(&["kill-session", "--session", "b"]).ok();
 }

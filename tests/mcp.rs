@@ -539,7 +539,17 @@ fn a_bash_session_end_to_end() {
         "terminal_resize",
         json!({"session_id": "sh1", "cols": 100, "rows": 25}),
     );
-    c.run_line("sh1", "stty size");
+    // Not run_line: the prompt bash redraws for the resize (SIGWINCH) may
+    // come after the command is typed, and would end a wait for "$ ".
+    c.ok(
+        "terminal_send",
+        json!({"session_id": "sh1", "text": "stty size", "enter": true}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": "sh1", "until": "^25 100$", "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
     let r = c.ok(
         "terminal_read",
         json!({"session_id": "sh1", "strip_ansi": true}),
@@ -748,7 +758,7 @@ fn bad_arguments_are_tool_errors_that_say_what_to_do() {
         ("terminal_start", json!({"cwd": "/no/such/dir"}), "cwd"),
         (
             "terminal_start",
-            json!({"name": "bad name!"}),
+            json!({"name": "bad\u{7}name"}),
             "invalid session name",
         ),
         (
@@ -1113,4 +1123,38 @@ fn a_tool_call_in_a_batch_can_be_cancelled() {
         .map(|a| a.iter().map(|m| &m["id"]).collect())
         .unwrap_or_default();
     assert_eq!(ids, vec![&json!(901)], "{batch}");
+}
+
+#[test]
+fn session_names_with_spaces_work() {
+    let mut c = Client::legacy("2025-11-25");
+    let r = c.ok(
+        "terminal_start",
+        json!({"shell": "bash", "args": ["--norc"], "name": "my session"}),
+    );
+    assert_eq!(r["session_id"], "my session", "{r}");
+    let s = c.ok("terminal_screen", json!({"session_id": "my session"}));
+    assert_eq!(s["running"], true, "{s}");
+}
+
+#[test]
+fn an_id_already_in_flight_is_refused() {
+    let mut c = Client::legacy("2025-11-25");
+    let id = c.bash();
+    let call = json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+        "params": {"name": "terminal_wait",
+                   "arguments": {"session_id": id, "until": "never-printed", "timeout_ms": 45000}}});
+    c.raw(&call.to_string());
+    // The same id again, until the first is surely in flight.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let refused = loop {
+        assert!(Instant::now() < deadline, "the reused id was never refused");
+        c.raw(&call.to_string());
+        match c.rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(m) if m["id"] == 77 && m.get("error").is_some() => break m,
+            _ => {}
+        }
+    };
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    c.notify("notifications/cancelled", json!({"requestId": 77}));
 }

@@ -111,7 +111,7 @@ pub const TOOLS: &[ToolDef] = &[
                     ("env", env()),
                     ("cols", integer("Terminal width in columns (default 120).", 2, 1000)),
                     ("rows", integer("Terminal height in rows (default 30).", 2, 500)),
-                    ("name", string("Session id to use (1-64 letters, digits, '-', '_', '.', '@'). Default: t1, t2, ...")),
+                    ("name", string("Session id to use (1-64 characters, no control characters). Default: t1, t2, ...")),
                     ("replace", boolean("Kill a running session of the same name and start afresh (default false).")),
                     ("args", json!({"type": "array", "items": {"type": "string"}, "description": "Extra arguments for the program, e.g. [\"--norc\"] or [\"-q\"]."})),
                 ],

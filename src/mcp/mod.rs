@@ -482,6 +482,13 @@ impl Server {
                 );
                 return Ok(Some(ok(id, tool_result(proto, Err(m)))));
             }
+            if inflight.contains_key(&key) {
+                // Its cancellation and its answer would be ambiguous.
+                return Err(Fault::new(
+                    INVALID_REQUEST,
+                    format!("Invalid request: id {id} is already in use by a call in flight"),
+                ));
+            }
             inflight.insert(key.clone(), Arc::clone(&cancel));
         }
         // The answer, `None` once cancelled (a cancelled request gets none).

@@ -553,6 +553,15 @@ fn timeout_of(pid: i32, name: &str, arg: &dyn Fn(usize) -> Option<u64>) -> Timeo
 /// `syscall` file). `None` if it cannot be read or makes no sense.
 fn read_timeout(pid: i32, addr: u64, micros: bool) -> Option<Duration> {
     use std::os::unix::fs::FileExt;
+    // A 32-bit program's structures are smaller: its ELF class says.
+    let mut ident = [0u8; 5];
+    File::open(format!("/proc/{pid}/exe"))
+        .ok()?
+        .read_exact_at(&mut ident, 0)
+        .ok()?;
+    if ident[..4] != *b"\x7fELF" || ident[4] != 2 {
+        return None;
+    }
     let mem = File::open(format!("/proc/{pid}/mem")).ok()?;
     let mut b = [0u8; 16];
     mem.read_exact_at(&mut b, addr).ok()?;

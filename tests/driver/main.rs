@@ -221,7 +221,7 @@ fn every_error_code_from_real_bad_input() {
     assert_eq!((id, code.as_str()), (json!(6), "INVALID_REQUEST"));
     assert!(msg.contains("sessionId"), "{msg}");
     let (id, code, _) =
-        c.line_err(b"{\"id\": 7, \"method\": \"status\", \"sessionId\": \"no/slash\"}\n");
+        c.line_err(b"{\"id\": 7, \"method\": \"status\", \"sessionId\": \"no\\u0001ctl\"}\n");
     assert_eq!((id, code.as_str()), (json!(7), "INVALID_REQUEST"));
     let (id, code, _) =
         c.line_err(b"{\"id\": 8, \"method\": \"status\", \"sessionId\": \"a\", \"params\": [1]}\n");
@@ -485,4 +485,17 @@ fn capture_is_idle_once_output_stops_even_while_the_program_works() {
         json!({"settleMs": 250, "timeoutMs": 30000}),
     );
     assert_eq!(idle["reason"], "idle", "{idle}");
+}
+
+#[test]
+fn session_ids_with_spaces_work() {
+    let mut c = Client::start("drv-names");
+    c.launch(
+        "my app",
+        &["/bin/sh", "-c", "echo Ready; exec cat"],
+        json!({}),
+    );
+    c.wait_text("my app", "Ready");
+    let st = c.ok("status", "my app", json!({}));
+    assert_eq!(st["sessionId"], "my app", "{st}");
 }
