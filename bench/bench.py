@@ -267,7 +267,25 @@ def bench_premature():
 
 # ---- memory -------------------------------------------------------------------
 
+def stop_daemon():
+    """End the daemon of the earlier sections (it stays up 30 s after its
+    last session), so that memory is measured on a fresh one."""
+    try:
+        pid = daemon_pid()
+    except (OSError, IndexError):
+        return
+    try:
+        os.kill(pid, 15)
+    except ProcessLookupError:
+        return
+    for _ in range(500):
+        if not os.path.exists(f"/proc/{pid}"):
+            return
+        time.sleep(0.01)
+
+
 def bench_memory():
+    stop_daemon()
     pb("start", "--session", "s0", "--", "cat")
     pid = daemon_pid()
     time.sleep(0.3)
