@@ -12,7 +12,7 @@ use lexopt::ValueExt;
 use serde_json::{json, Map, Value};
 
 use crate::client::{CallError, Client, Found};
-use crate::session::Exit;
+use crate::session::{self, Exit};
 use crate::status::{self, State};
 use crate::{keys, limits, manager, ops};
 use output::{err_line, out_json, out_text};
@@ -223,16 +223,12 @@ fn require_running(client: &Client, c: &Common) -> Result<(), Failure> {
     let st = client.call("pty/status", Value::Object(c.params()))?;
     if st["running"] == false {
         return Err(Failure {
-            message: EXITED.into(),
+            message: session::EXITED.into(),
             exit: 1,
         });
     }
     Ok(())
 }
-
-/// The error for acting on a program that has exited (the daemon's wording
-/// for `send`).
-const EXITED: &str = "the program has exited";
 
 fn step_params(c: &Common, text: Option<String>) -> Value {
     let mut p = c.params();

@@ -15,9 +15,6 @@ pub const DEFAULT_COLS: u16 = 100;
 pub const DEFAULT_ROWS: u16 = 30;
 /// Sessions one process (daemon, serve, driver, mcp) may hold at once.
 pub const MAX_SESSIONS: usize = 256;
-/// How often a step waiting for another step of its session to finish
-/// looks again (and at whether its caller has gone).
-pub const STEP_TURN_POLL: Duration = Duration::from_millis(10);
 /// Recording events queued for the file's writer; past this (a file that
 /// does not keep up) events are dropped, and counted in a closing marker.
 pub const RECORD_QUEUE: usize = 4096;

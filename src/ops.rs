@@ -445,7 +445,7 @@ pub fn signal_name(n: i32) -> Option<&'static str> {
 pub fn mouse(s: &Session, ev: &keys::MouseEvent) -> Result<usize, Error> {
     s.with_mouse_held(|held| {
         if !s.status().running() {
-            return Err(Error::Failed("the program has exited".into()));
+            return Err(Error::Failed(crate::session::EXITED.into()));
         }
         let (modes, cols, rows) = s.with_screen(|scr| (scr.modes(), scr.cols(), scr.rows()));
         let mut next = *held;

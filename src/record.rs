@@ -16,6 +16,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use serde_json::json;
 
 use crate::limits;
+use crate::text::cut_char_len;
 
 /// A recording in progress: events are timed here and written by the
 /// recording's thread.
@@ -212,7 +213,7 @@ impl CastFile {
     /// Program output; bytes of an unfinished UTF-8 character wait for the next call.
     fn output(&mut self, t: f64, bytes: &[u8]) -> io::Result<()> {
         self.carry.extend_from_slice(bytes);
-        let keep = incomplete_utf8_tail(&self.carry);
+        let keep = cut_char_len(&self.carry);
         let ready = self.carry.len() - keep;
         if ready == 0 {
             return Ok(());
@@ -233,35 +234,17 @@ impl CastFile {
     }
 }
 
-/// How many bytes at the end of `b` begin a UTF-8 character not yet complete.
-fn incomplete_utf8_tail(b: &[u8]) -> usize {
-    for back in 1..=3.min(b.len()) {
-        let byte = b[b.len() - back];
-        if byte & 0xC0 == 0x80 {
-            continue; // a continuation byte: look further back for the lead
-        }
-        let need = match byte {
-            0xC0..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF7 => 4,
-            _ => return 0,
-        };
-        return if need > back { back } else { 0 };
-    }
-    0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn split_characters_are_carried() {
-        assert_eq!(incomplete_utf8_tail(b"abc"), 0);
-        assert_eq!(incomplete_utf8_tail("é".as_bytes()), 0);
-        assert_eq!(incomplete_utf8_tail(&"é".as_bytes()[..1]), 1);
-        assert_eq!(incomplete_utf8_tail(&"€".as_bytes()[..2]), 2);
-        assert_eq!(incomplete_utf8_tail(&"😀".as_bytes()[..3]), 3);
+        assert_eq!(cut_char_len(b"abc"), 0);
+        assert_eq!(cut_char_len("é".as_bytes()), 0);
+        assert_eq!(cut_char_len(&"é".as_bytes()[..1]), 1);
+        assert_eq!(cut_char_len(&"€".as_bytes()[..2]), 2);
+        assert_eq!(cut_char_len(&"😀".as_bytes()[..3]), 3);
     }
 
     #[test]

@@ -325,7 +325,9 @@ struct Inner {
     writer: Mutex<()>,
     /// Serialises steps (write, wait, collect): two callers stepping the
     /// same session at once each get their own answer, in turn.
-    steps: Mutex<()>,
+    /// (true while one holds the turn; `step_done` wakes the next.)
+    steps: Mutex<bool>,
+    step_done: Condvar,
     /// Closing (dropping) the write end wakes the reader thread to exit.
     stop_reader: Mutex<Option<OwnedFd>>,
     /// The mouse button a caller holds down (seed 003: one at a time).
@@ -343,6 +345,20 @@ struct Inner {
 /// The signals a terminal sends its foreground process group for keys
 /// (Ctrl+C, Ctrl+\\, Ctrl+Z); [`Session::signal`] sends them the same way.
 pub const KEYBOARD_SIGNALS: [Signal; 3] = [Signal::INT, Signal::QUIT, Signal::TSTP];
+
+/// What acting on a session whose program has exited fails with.
+pub const EXITED: &str = "the program has exited";
+
+/// A step's turn at its session (see [`Session::step_turn`]); dropping it
+/// gives the turn to the next step in line.
+pub struct StepTurn<'a>(&'a Inner);
+
+impl Drop for StepTurn<'_> {
+    fn drop(&mut self) {
+        *lock(&self.0.steps) = false;
+        self.0.step_done.notify_all();
+    }
+}
 
 /// A running (or exited) program on a PTY. Dropping it kills the program.
 pub struct Session {
@@ -427,7 +443,8 @@ impl Session {
             }),
             changed: Condvar::new(),
             writer: Mutex::new(()),
-            steps: Mutex::new(()),
+            steps: Mutex::new(false),
+            step_done: Condvar::new(),
             stop_reader: Mutex::new(Some(stop_tx)),
             mouse_held: Mutex::new(None),
             recorder: Mutex::new(recorder),
@@ -656,26 +673,29 @@ impl Session {
     /// `None` if `cancel` is set first, or the turn has not come by
     /// `deadline`: waiting in line counts against the caller's cap, and a
     /// caller that has gone types nothing.
-    pub fn step_turn(
-        &self,
-        deadline: Instant,
-        cancel: Option<&Cancel>,
-    ) -> Option<std::sync::MutexGuard<'_, ()>> {
+    pub fn step_turn(&self, deadline: Instant, cancel: Option<&Cancel>) -> Option<StepTurn<'_>> {
+        let mut busy = lock(&self.inner.steps);
         loop {
             if cancel.is_some_and(Cancel::is_set) {
                 return None;
             }
-            match self.inner.steps.try_lock() {
-                Ok(turn) => return Some(turn),
-                Err(std::sync::TryLockError::Poisoned(e)) => return Some(e.into_inner()),
-                Err(std::sync::TryLockError::WouldBlock) => {}
+            if !*busy {
+                *busy = true;
+                return Some(StepTurn(&self.inner));
             }
             let now = Instant::now();
             if now >= deadline {
                 return None;
             }
-            // Steps are rare and short-lived next to this: a plain sleep.
-            std::thread::sleep(limits::STEP_TURN_POLL.min(deadline - now));
+            // Woken when the turn is given back; the caller's cancel is
+            // looked at as often as a wait looks at it.
+            let dur = CANCEL_POLL.min(deadline - now);
+            busy = self
+                .inner
+                .step_done
+                .wait_timeout(busy, dur)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 
@@ -684,10 +704,7 @@ impl Session {
     pub fn write(&self, bytes: &[u8]) -> io::Result<usize> {
         let _w = lock(&self.inner.writer);
         if lock(&self.inner.state).exit.is_some() {
-            return Err(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "the program has exited",
-            ));
+            return Err(io::Error::new(io::ErrorKind::BrokenPipe, EXITED));
         }
         {
             let mut st = lock(&self.inner.state);
@@ -901,7 +918,7 @@ impl Session {
     /// Whether the program waits for input right now, as the kernel sees it.
     pub fn readiness(&self) -> Readiness {
         if lock(&self.inner.state).exit.is_some() {
-            return Readiness::Unknown("the program has exited".into());
+            return Readiness::Unknown(EXITED.into());
         }
         self.readiness_now().0
     }
