@@ -948,6 +948,33 @@ fn reads_never_repeat_and_report_what_the_ring_dropped() {
     assert_eq!(r["dropped"].as_u64(), Some(end - before - (1 << 20)));
 }
 
+/// ě is C4 9B and Û is C3 9B: a 0x9B inside a character is not C1 CSI.
+/// Stripped reads, terminal_run and text waits keep such text whole.
+#[test]
+fn text_with_9b_bytes_in_its_characters_survives_stripping_and_waits() {
+    let word = "p\u{159}\u{11b}kvapen\u{ed} \u{db}ber";
+    let printf = r"printf 'p\305\231\304\233kvapen\303\255 \303\233ber\n'";
+    let mut c = Client::legacy("2025-11-25");
+    let r = c.ok("terminal_run", json!({ "command": printf }));
+    assert_eq!(r["output"], format!("{word}\n"), "{r}");
+
+    let id = c.bash();
+    c.ok(
+        "terminal_send",
+        json!({"session_id": id, "text": printf, "enter": true}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": id, "until": "\u{11b}kvapen\u{ed} \u{db}", "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
+    let r = c.ok(
+        "terminal_read",
+        json!({"session_id": id, "strip_ansi": true}),
+    );
+    assert!(r["text"].as_str().is_some_and(|t| t.contains(word)), "{r}");
+}
+
 #[test]
 fn a_long_wait_blocks_neither_ping_nor_other_calls_and_can_be_cancelled() {
     let mut c = Client::legacy("2025-11-25");
