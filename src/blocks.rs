@@ -169,6 +169,22 @@ impl<T: Copy> Blocks<T> {
         }
     }
 
+    /// Items `range` (clamped to what is held) as slices, oldest first.
+    pub fn slices(&self, range: Range<usize>) -> impl Iterator<Item = &[T]> + '_ {
+        let end = range.end.min(self.len);
+        let mut i = range.start.min(end);
+        std::iter::from_fn(move || {
+            if i >= end {
+                return None;
+            }
+            let (b, k) = self.locate(i);
+            let block = self.blocks.get(b)?;
+            let n = (block.len() - k).min(end - i);
+            i += n;
+            Some(&block[k..k + n])
+        })
+    }
+
     /// Items `range` as a new `Vec` of exactly that length.
     pub fn to_vec(&self, range: Range<usize>) -> Vec<T> {
         let mut v = Vec::with_capacity(range.len());
@@ -220,6 +236,11 @@ mod tests {
             let hi = (lo + r / 11 % 5000).min(d.len());
             let want: Vec<u32> = d.range(lo..hi).copied().collect();
             assert_eq!(b.to_vec(lo..hi), want, "step {step}");
+            assert_eq!(
+                b.slices(lo..hi).collect::<Vec<_>>().concat(),
+                want,
+                "step {step}"
+            );
             assert_eq!(b.get(lo), d.get(lo).copied());
             // Never more than one block beyond what the items fill (the
             // first and last may be partly used).

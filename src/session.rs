@@ -22,7 +22,7 @@ use crate::limits;
 use crate::pty::{self, Pty, SpawnOptions};
 use crate::record::Recorder;
 use crate::settle::{self, Readiness, Wakes};
-use crate::transcript::{Chunk, Transcript};
+use crate::transcript::{CharRead, Chunk, Transcript};
 use crate::vt::Screen;
 
 /// How to start a session.
@@ -299,6 +299,9 @@ struct State {
     /// Where the next incremental read of a one-shot caller (CLI `step`,
     /// MCP `terminal_read`) starts: everything before it was shown.
     mark: u64,
+    /// The mark's character offset (see [`crate::transcript`]), kept for
+    /// when the ring has dropped the bytes the mark points into.
+    mark_chars: u64,
     /// The screen line of the mark (see [`Session::mark_line`]).
     mark_line: u64,
     /// Transcript end when input was last written, and the last line of
@@ -436,6 +439,7 @@ impl Session {
                 answers: Vec::new(),
                 reader_done: false,
                 mark: 0,
+                mark_chars: 0,
                 mark_line: 0,
                 input_at: 0,
                 input_began: None,
@@ -550,6 +554,7 @@ impl Session {
     pub fn set_mark(&self, offset: u64) {
         let mut st = lock(&self.inner.state);
         st.mark = offset;
+        st.mark_chars = st.transcript.char_offset(offset);
         let scr = &st.screen;
         let row = if scr.is_alt_screen() {
             0
@@ -667,6 +672,20 @@ impl Session {
     /// Up to `max` bytes of raw output from absolute offset `from`.
     pub fn output(&self, from: u64, max: usize) -> Chunk {
         lock(&self.inner.state).transcript.read(from, max)
+    }
+
+    /// Up to `max` bytes of raw output from character offset `since`, or
+    /// from the read mark, addressed in characters as MCP `terminal_read`
+    /// is (see [`Transcript::read_chars`]).
+    pub fn output_chars(&self, since: Option<u64>, max: usize) -> CharRead {
+        let st = lock(&self.inner.state);
+        let t = &st.transcript;
+        let from = since.unwrap_or(if st.mark >= t.start() {
+            t.char_offset(st.mark)
+        } else {
+            st.mark_chars
+        });
+        t.read_chars(from, max)
     }
 
     /// Hold this for the whole of a step: other steps of this session wait.

@@ -1,52 +1,46 @@
 //! Plain-text views of raw program output: ANSI stripping (pty-prompt's
 //! default output), head+tail truncation, grep and tail.
+//!
+//! Escape sequences are read by the screen's parser ([`crate::vt::parser`])
+//! with small [`Perform`] implementations, so a byte means the same here as
+//! on the screen (0x9B inside ě is part of the character, not C1 CSI).
+
+use crate::vt::parser::{Params, Parser, Perform};
 
 /// Remove escape sequences (CSI, OSC, DCS/APC/PM/SOS strings, two-byte
 /// escapes), carriage returns and other control characters except `\n` and
-/// `\t`, leaving line-oriented text. Invalid UTF-8 becomes U+FFFD.
+/// `\t`, leaving line-oriented text. Invalid UTF-8 becomes U+FFFD. The bytes
+/// are read by the screen's own parser ([`crate::vt::parser`]), so text and
+/// screen agree on where a sequence ends.
 pub fn strip_ansi(bytes: &[u8]) -> String {
-    #[derive(Clone, Copy, PartialEq)]
-    enum S {
-        Ground,
-        Esc,
-        Csi,
-        /// OSC, DCS, APC, PM, SOS: until BEL or ST.
-        Str,
-        StrEsc,
+    let mut strip = Strip(String::with_capacity(bytes.len()));
+    let mut parser = Parser::new();
+    parser.advance(&mut strip, bytes);
+    parser.finish(&mut strip);
+    strip.0
+}
+
+/// [`strip_ansi`]'s performer: text, newlines and tabs; nothing else.
+struct Strip(String);
+
+impl Perform for Strip {
+    fn print(&mut self, c: char) {
+        // C1 controls written as UTF-8 (U+0080-U+009F) show nothing.
+        if !c.is_control() {
+            self.0.push(c);
+        }
     }
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut st = S::Ground;
-    for &b in bytes {
-        st = match (st, b) {
-            (S::Ground, 0x1b) => S::Esc,
-            (S::Ground, b'\n' | b'\t') => {
-                out.push(b);
-                S::Ground
-            }
-            (S::Ground, 0x9b) => S::Csi,
-            (S::Ground, b) if b < 0x20 || b == 0x7f => S::Ground,
-            (S::Ground, b) => {
-                out.push(b);
-                S::Ground
-            }
-            (S::Esc, b'[') => S::Csi,
-            (S::Esc, b']' | b'P' | b'_' | b'^' | b'X') => S::Str,
-            // Intermediates (charset designation `ESC ( B` and the like).
-            (S::Esc, 0x20..=0x2f) => S::Esc,
-            (S::Esc, 0x1b) => S::Esc,
-            (S::Esc, _) => S::Ground,
-            (S::Csi, 0x40..=0x7e) => S::Ground,
-            (S::Csi, 0x1b) => S::Esc,
-            (S::Csi, _) => S::Csi,
-            (S::Str, 0x07) => S::Ground,
-            (S::Str, 0x1b) => S::StrEsc,
-            (S::Str, _) => S::Str,
-            (S::StrEsc, b'\\') => S::Ground,
-            (S::StrEsc, 0x1b) => S::StrEsc,
-            (S::StrEsc, _) => S::Str,
-        };
+
+    fn print_ascii(&mut self, s: &[u8]) {
+        // The parser passes printable ASCII only; the check is a formality.
+        self.0.push_str(std::str::from_utf8(s).unwrap_or_default());
     }
-    String::from_utf8_lossy(&out).into_owned()
+
+    fn execute(&mut self, byte: u8) {
+        if matches!(byte, b'\n' | b'\t') {
+            self.0.push(char::from(byte));
+        }
+    }
 }
 
 /// Output as a reader of the terminal sees it, line by line: what
@@ -243,192 +237,149 @@ impl Line {
 /// (the column of an earlier prompt is not known) and, when the first
 /// switch of screens in them leaves the alternate screen, on it.
 pub fn line_view(bytes: &[u8]) -> LineView {
-    let text = String::from_utf8_lossy(bytes);
-    let mut out = String::with_capacity(text.len());
-    let mut line = Line::default();
-    let mut repaints = false;
-    let mut alt = starts_on_alternate_screen(text.as_bytes());
-    let mut chars = text.chars().peekable();
-    while let Some(ch) = chars.next() {
-        if ch == '\x1b' || ch == '\u{9b}' {
-            let seq = escape(ch, &mut chars);
-            if let Some(on) = seq.alternate_screen() {
-                alt = on;
-                continue;
-            }
-            if alt {
-                continue;
-            }
-            repaints |= seq.apply(&mut line);
-            continue;
-        }
-        if alt {
-            continue;
-        }
-        match ch {
-            '\n' => {
-                let col = line.col;
-                line.finish(&mut out);
-                out.push('\n');
-                line.col = col;
-            }
-            '\r' => line.col = 0,
-            '\u{8}' => line.col = line.col.saturating_sub(1),
-            '\t' => line.tab(),
-            c if c.is_control() => {}
-            c => line.put(c),
-        }
-    }
+    let mut lines = Lines {
+        out: String::with_capacity(bytes.len()),
+        line: Line::default(),
+        repaints: false,
+        alt: false,
+        switched: false,
+    };
+    let mut parser = Parser::new();
+    parser.advance(&mut lines, bytes);
+    parser.finish(&mut lines);
+    let Lines {
+        mut out, mut line, ..
+    } = lines;
     line.finish(&mut out);
     LineView {
         text: out,
-        repaints,
+        repaints: lines.repaints,
     }
 }
 
-/// An escape sequence as far as [`line_view`] cares.
-struct Escape {
-    /// `ESC` then this byte (`[` for CSI, `]` for OSC...), or 0.
-    kind: char,
-    private: bool,
-    params: Vec<u16>,
-    /// The final character.
-    last: char,
+/// [`line_view`]'s performer.
+struct Lines {
+    out: String,
+    line: Line,
+    repaints: bool,
+    /// On the alternate screen: nothing shows in the lines.
+    alt: bool,
+    /// A switch of screens was seen.
+    switched: bool,
 }
 
-/// Read the rest of an escape sequence that began with `first` (ESC or the
-/// 8-bit CSI) from `chars`.
-fn escape(first: char, chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Escape {
-    let kind = if first == '\u{9b}' {
-        '['
-    } else {
-        chars.next().unwrap_or('\0')
-    };
-    let mut e = Escape {
-        kind,
-        private: false,
-        params: Vec::new(),
-        last: kind,
-    };
-    match kind {
-        '[' => {
-            let mut cur: Option<u16> = None;
-            for c in chars.by_ref() {
-                match c {
-                    '0'..='9' => {
-                        let d = c as u16 - u16::from(b'0');
-                        cur = Some(cur.unwrap_or(0).saturating_mul(10).saturating_add(d));
-                    }
-                    ';' | ':' => e.params.push(cur.take().unwrap_or(0)),
-                    '?' | '>' | '<' | '=' => e.private = true,
-                    '\u{40}'..='\u{7e}' => {
-                        e.last = c;
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            if let Some(v) = cur {
-                e.params.push(v);
-            }
+impl Lines {
+    fn switch_screens(&mut self, on: bool) {
+        if !self.switched && !on {
+            // The first switch leaves the alternate screen: the output
+            // began on it, and none of what came so far shows.
+            self.out.clear();
+            self.line = Line::default();
+            self.repaints = false;
         }
-        ']' | 'P' | '_' | '^' | 'X' => {
-            // A string, until BEL or ST.
-            while let Some(c) = chars.next() {
-                if c == '\u{7}' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
-                    break;
-                }
-            }
-        }
-        // Intermediates then a final (charset designations).
-        '\u{20}'..='\u{2f}' => {
-            for c in chars.by_ref() {
-                if !('\u{20}'..='\u{2f}').contains(&c) {
-                    e.last = c;
-                    break;
-                }
-            }
-        }
-        _ => {}
-    }
-    e
-}
-
-impl Escape {
-    /// `Some(on)` for a switch to (or from) the alternate screen.
-    fn alternate_screen(&self) -> Option<bool> {
-        let on = match self.last {
-            'h' => true,
-            'l' => false,
-            _ => return None,
-        };
-        let alt = self.kind == '['
-            && self.private
-            && self.params.iter().any(|p| matches!(p, 47 | 1047 | 1049));
-        alt.then_some(on)
+        self.switched = true;
+        self.alt = on;
     }
 
-    /// Apply to `line`; true when it moves across lines or repaints.
-    fn apply(&self, line: &mut Line) -> bool {
-        let n = |default: u16| {
-            let p = self.params.first().copied().unwrap_or(0);
-            usize::from(if p == 0 { default } else { p })
-        };
-        match (self.kind, self.private, self.last) {
-            ('[', false, 'K') => match n(0) {
+    /// Apply CSI `action` to the line; true when it moves across lines or
+    /// repaints.
+    fn csi(&mut self, params: &Params, action: u8) -> bool {
+        let line = &mut self.line;
+        let n = |default: u16| usize::from(params.get_or(0, default));
+        match action {
+            b'K' => match n(0) {
                 0 => line.truncate(line.col),
                 1 => line.blank(0, line.col + 1),
                 _ => line.truncate(0),
             },
-            ('[', false, 'J') if n(0) == 0 => line.truncate(line.col),
-            ('[', false, 'J') => return true,
-            ('[', false, 'G' | '`') => line.go(n(1) - 1),
-            ('[', false, 'C' | 'a') => line.go(line.col + n(1)),
-            ('[', false, 'D') => line.go(line.col.saturating_sub(n(1))),
-            ('[', false, 'X') => line.blank(line.col, line.col + n(1)),
-            ('[', false, 'P') => line.delete(n(1)),
-            ('[', false, '@') => line.insert(n(1)),
-            ('[', false, 'I') => {
+            b'J' if n(0) == 0 => line.truncate(line.col),
+            b'J' => return true,
+            b'G' | b'`' => line.go(n(1) - 1),
+            b'C' | b'a' => line.go(line.col + n(1)),
+            b'D' => line.go(line.col.saturating_sub(n(1))),
+            b'X' => line.blank(line.col, line.col + n(1)),
+            b'P' => line.delete(n(1)),
+            b'@' => line.insert(n(1)),
+            b'I' => {
                 for _ in 0..n(1).min(REACH / 8 + 1) {
                     line.tab();
                 }
             }
-            ('[', false, 'Z') => line.col = (line.col.saturating_sub(1) / 8) * 8,
+            b'Z' => line.col = (line.col.saturating_sub(1) / 8) * 8,
             // Up, down, to a row, scroll, lines in and out, the scroll
             // region, saved cursors: across lines.
-            (
-                '[',
-                false,
-                'A' | 'B' | 'E' | 'F' | 'H' | 'f' | 'd' | 'e' | 'S' | 'T' | 'L' | 'M' | 'r' | 's'
-                | 'u',
-            ) => return true,
-            // RI, IND, NEL, DECSC/DECRC, RIS, DECALN.
-            ('M' | 'D' | 'E' | '7' | '8' | 'c', _, _) if self.kind != '#' => return true,
-            ('#', _, '8') => return true,
+            b'A' | b'B' | b'E' | b'F' | b'H' | b'f' | b'd' | b'e' | b'S' | b'T' | b'L' | b'M'
+            | b'r' | b's' | b'u' => return true,
             _ => {}
         }
         false
     }
 }
 
-/// Does the first switch of screens in `bytes` leave the alternate screen
-/// (so that they begin on it)?
-fn starts_on_alternate_screen(bytes: &[u8]) -> bool {
-    let mut rest = bytes;
-    while let Some(at) = rest.windows(3).position(|w| w == b"\x1b[?") {
-        let seq = &rest[at + 3..];
-        let end = seq.iter().position(|b| !(b.is_ascii_digit() || *b == b';'));
-        if let Some(end) = end {
-            let alt = seq[..end]
-                .split(|&b| b == b';')
-                .any(|p| matches!(p, b"47" | b"1047" | b"1049"));
-            if alt && matches!(seq[end], b'h' | b'l') {
-                return seq[end] == b'l';
+impl Perform for Lines {
+    fn print(&mut self, c: char) {
+        if !self.alt && !c.is_control() {
+            self.line.put(c);
+        }
+    }
+
+    fn print_ascii(&mut self, s: &[u8]) {
+        if !self.alt {
+            for &b in s {
+                self.line.put(char::from(b));
             }
         }
-        rest = &rest[at + 3..];
     }
-    false
+
+    fn execute(&mut self, byte: u8) {
+        if self.alt {
+            return;
+        }
+        let line = &mut self.line;
+        match byte {
+            b'\n' => {
+                let col = line.col;
+                line.finish(&mut self.out);
+                self.out.push('\n');
+                line.col = col;
+            }
+            b'\r' => line.col = 0,
+            0x08 => line.col = line.col.saturating_sub(1),
+            b'\t' => line.tab(),
+            _ => {}
+        }
+    }
+
+    fn csi_dispatch(&mut self, params: &Params, intermediates: &[u8], ignore: bool, action: u8) {
+        if ignore {
+            return;
+        }
+        if intermediates == b"?"
+            && matches!(action, b'h' | b'l')
+            && params
+                .values()
+                .iter()
+                .any(|p| matches!(p, 47 | 1047 | 1049))
+        {
+            self.switch_screens(action == b'h');
+            return;
+        }
+        if !self.alt && intermediates.is_empty() {
+            self.repaints |= self.csi(params, action);
+        }
+    }
+
+    fn esc_dispatch(&mut self, intermediates: &[u8], ignore: bool, byte: u8) {
+        // RI, IND, NEL, DECSC/DECRC, RIS; DECALN.
+        let across = match intermediates {
+            [] => matches!(byte, b'M' | b'D' | b'E' | b'7' | b'8' | b'c'),
+            [b'#'] => byte == b'8',
+            _ => false,
+        };
+        if !self.alt && !ignore && across {
+            self.repaints = true;
+        }
+    }
 }
 
 /// The length of the longest prefix of `bytes` that does not end inside a
@@ -442,11 +393,22 @@ pub fn complete_prefix(bytes: &[u8]) -> usize {
     let window = end.saturating_sub(256);
     if let Some(esc) = bytes[window..end].iter().rposition(|&b| b == 0x1b) {
         let esc = window + esc;
-        if !escape_complete(&bytes[esc..end]) {
+        let mut parser = Parser::new();
+        parser.advance(&mut Ignore, &bytes[esc..end]);
+        if parser.is_mid_sequence() {
             end = esc;
         }
     }
     end
+}
+
+/// A performer that does nothing: the parser's state is what counts.
+struct Ignore;
+
+impl Perform for Ignore {
+    fn print(&mut self, _: char) {}
+    fn print_ascii(&mut self, _: &[u8]) {}
+    fn print_chars(&mut self, _: &[char]) {}
 }
 
 /// The length of the UTF-8 character cut short at the end of `bytes` (its
@@ -510,19 +472,6 @@ pub fn char_bounded_len(bytes: &[u8], max: usize, more_coming: bool) -> usize {
     }
 }
 
-/// Does `seq` (starting with ESC) hold a whole escape sequence?
-fn escape_complete(seq: &[u8]) -> bool {
-    match seq.get(1) {
-        None => false,
-        Some(b'[') => seq[2..].iter().any(|b| (0x40..=0x7e).contains(b)),
-        Some(b']' | b'P' | b'_' | b'^' | b'X') => {
-            seq.contains(&0x07) || seq.windows(2).any(|w| w == b"\x1b\\")
-        }
-        Some(0x20..=0x2f) => seq[2..].iter().any(|b| (0x30..=0x7e).contains(b)),
-        Some(_) => true,
-    }
-}
-
 /// Keep the head and tail of `s` within `max` characters, with a marker that
 /// says how much was left out. Returns the text and whether it was cut.
 pub fn head_tail(s: &str, max: usize) -> (String, bool) {
@@ -566,6 +515,30 @@ mod tests {
     fn strips_sequences_and_carriage_returns() {
         let raw = b"\x1b[1;32mok\x1b[0m\r\n\x1b]0;title\x07x\ty\x1b(B\x1bP1$r\x1b\\z\r\n";
         assert_eq!(strip_ansi(raw), "ok\nx\ty z\n".replace(' ', ""));
+    }
+
+    /// 0x9B is C1 CSI only on its own: inside a UTF-8 character (ě is
+    /// C4 9B, Û is C3 9B) it is part of the character.
+    #[test]
+    fn text_with_9b_continuation_bytes_survives() {
+        let word = "p\u{159}\u{11b}kvapen\u{ed} \u{db}ber";
+        assert_eq!(strip_ansi(word.as_bytes()), word);
+        assert_eq!(line_view(word.as_bytes()).text, word);
+        let raw = format!("\x1b[1m{word}\x1b[0m\r\n");
+        assert_eq!(strip_ansi(raw.as_bytes()), format!("{word}\n"));
+        assert_eq!(complete_prefix(raw.as_bytes()), raw.len());
+        // Invalid and cut UTF-8 decodes as String::from_utf8_lossy does.
+        let junk = b"a\xc3b\x80\xe2\x82c\xff\x9b1mz\xe2\x82";
+        assert_eq!(strip_ansi(junk), String::from_utf8_lossy(junk));
+        // Stripped in pieces (a wait scanning output as it arrives), the
+        // text is the same as in one go, wherever the cuts fall.
+        let all = format!("{raw}\x1b]0;t\u{ed}tle\x07\u{1f600}x\x1b(0q\x1b(B");
+        let all = all.as_bytes();
+        for cut in 0..all.len() {
+            let keep = complete_prefix(&all[..cut]);
+            let pieces = strip_ansi(&all[..keep]) + &strip_ansi(&all[keep..]);
+            assert_eq!(pieces, strip_ansi(all), "cut at {cut}");
+        }
     }
 
     #[test]

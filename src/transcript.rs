@@ -2,6 +2,12 @@
 //! absolute byte offsets so that incremental reads never repeat and never skip
 //! silently (a read from before the ring's start reports what was dropped).
 //!
+//! Beside byte offsets it counts characters (MCP `terminal_read` offsets
+//! are characters): every byte that is not a UTF-8 continuation byte
+//! begins one, so valid UTF-8 counts exactly and any other byte is still
+//! somewhere definite. The count of the bytes the ring dropped is kept, so
+//! a character offset means the same before and after a drop.
+//!
 //! The bytes live in fixed-size blocks ([`crate::blocks`]): a session that
 //! wrote 80 KiB holds about 80 KiB, not a doubled buffer and the copies it
 //! was grown through.
@@ -13,6 +19,22 @@ pub struct Transcript {
     /// Absolute offset of `buf[0]`.
     start: u64,
     limit: usize,
+    /// Characters begun in the bytes before `start` (dropped).
+    chars_start: u64,
+    /// Characters begun in all the bytes written.
+    chars_end: u64,
+}
+
+/// Whether `b` begins a character (is not a UTF-8 continuation byte).
+#[inline]
+fn begins_char(b: u8) -> bool {
+    // 0x80-0xBF are -128..-65 as i8.
+    (b as i8) >= -0x40
+}
+
+/// Characters begun in `bytes` (see the module header).
+pub fn chars_in(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|&&b| begins_char(b)).count() as u64
 }
 
 /// A slice of the transcript.
@@ -27,18 +49,38 @@ pub struct Chunk {
     pub dropped: u64,
 }
 
+/// A read addressed by characters ([`Transcript::read_chars`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CharRead {
+    pub chunk: Chunk,
+    /// Character offset of `chunk.start`.
+    pub first: u64,
+    /// Characters between the requested offset and `first` that the ring
+    /// no longer holds.
+    pub dropped: u64,
+    /// Character offset of the end of the output.
+    pub end: u64,
+}
+
 impl Transcript {
     pub fn new(limit: usize) -> Transcript {
         Transcript {
             buf: Blocks::default(),
             start: 0,
             limit: limit.max(1),
+            chars_start: 0,
+            chars_end: 0,
         }
     }
 
     /// Absolute offset just past the last byte written.
     pub fn end(&self) -> u64 {
         self.start + self.buf.len() as u64
+    }
+
+    /// Absolute offset of the oldest byte held.
+    pub fn start(&self) -> u64 {
+        self.start
     }
 
     /// Bytes held now.
@@ -51,9 +93,12 @@ impl Transcript {
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
+        let before = self.chars_end;
+        self.chars_end += chars_in(bytes);
         let bytes = if bytes.len() > self.limit {
             let cut = bytes.len() - self.limit;
             self.start += self.buf.len() as u64 + cut as u64;
+            self.chars_start = before + chars_in(&bytes[..cut]);
             self.buf.drop_front(self.buf.len());
             &bytes[cut..]
         } else {
@@ -61,10 +106,84 @@ impl Transcript {
         };
         let over = (self.buf.len() + bytes.len()).saturating_sub(self.limit);
         if over > 0 {
+            self.chars_start += self.chars_held(0..over);
             self.buf.drop_front(over);
             self.start += over as u64;
         }
         self.buf.extend_from_slice(bytes);
+    }
+
+    /// Up to `max` bytes from character offset `from`: from the byte where
+    /// that character begins (see [`Transcript::byte_offset`]).
+    pub fn read_chars(&self, from: u64, max: usize) -> CharRead {
+        let chunk = self.read(self.byte_offset(from), max);
+        let held = (chunk.start - self.start) as usize;
+        CharRead {
+            first: self.chars_end - self.chars_held(held..self.buf.len()),
+            dropped: self.chars_start.saturating_sub(from),
+            end: self.chars_end,
+            chunk,
+        }
+    }
+
+    /// Characters begun in the held bytes `range` (indices into the ring).
+    fn chars_held(&self, range: std::ops::Range<usize>) -> u64 {
+        self.buf.slices(range).map(chars_in).sum()
+    }
+
+    /// Characters begun in all the output so far: the character offset of
+    /// [`Transcript::end`].
+    pub fn chars_end(&self) -> u64 {
+        self.chars_end
+    }
+
+    /// Characters begun in the bytes the ring dropped: the character offset
+    /// of the oldest byte held.
+    pub fn chars_start(&self) -> u64 {
+        self.chars_start
+    }
+
+    /// The character offset of absolute byte offset `at` (clamped to what
+    /// is held): the characters begun before it.
+    pub fn char_offset(&self, at: u64) -> u64 {
+        let at = at.clamp(self.start, self.end());
+        let from = (at - self.start) as usize;
+        self.chars_end - self.chars_held(from..self.buf.len())
+    }
+
+    /// The absolute byte offset where character `c` begins; the ring's
+    /// start for a character it no longer holds the beginning of, the end
+    /// for one not written yet. Counted back from the end, where a reader
+    /// that resumes usually is.
+    pub fn byte_offset(&self, c: u64) -> u64 {
+        if c < self.chars_start {
+            return self.start;
+        }
+        if c >= self.chars_end {
+            return self.end();
+        }
+        // Find the `back`-th character start counting back from the end.
+        let mut back = self.chars_end - c;
+        let mut block_end = self.buf.len();
+        let slices: Vec<&[u8]> = self.buf.slices(0..self.buf.len()).collect();
+        for s in slices.iter().rev() {
+            let block_start = block_end - s.len();
+            let n = chars_in(s);
+            if n < back {
+                back -= n;
+                block_end = block_start;
+                continue;
+            }
+            for (i, &b) in s.iter().enumerate().rev() {
+                if begins_char(b) {
+                    back -= 1;
+                    if back == 0 {
+                        return self.start + (block_start + i) as u64;
+                    }
+                }
+            }
+        }
+        self.start
     }
 
     /// Up to `max` bytes from absolute offset `from` (clamped to what is held).
@@ -118,6 +237,39 @@ mod tests {
         assert_eq!(c.data, b"6789");
         assert_eq!(c.start, 8);
         assert_eq!(t.end(), 12);
+    }
+
+    /// Character offsets (what MCP `terminal_read` counts) survive the
+    /// ring dropping its oldest bytes, even in the middle of a character.
+    #[test]
+    fn character_offsets_map_to_bytes_and_survive_drops() {
+        let mut t = Transcript::new(8);
+        t.push("AB\u{e9}".as_bytes());
+        t.push("\u{4e2d}\u{1f600}CD".as_bytes());
+        // A B é 中 😀 C D: 7 characters in 13 bytes.
+        assert_eq!(t.chars_end(), 7);
+        // 5 bytes dropped: A B é and the first byte of 中.
+        assert_eq!((t.read(0, 100).start, t.chars_start()), (5, 4));
+        assert_eq!(t.char_offset(t.end()), 7);
+        assert_eq!(t.char_offset(11), 5);
+        assert_eq!(t.byte_offset(4), 7);
+        assert_eq!(t.byte_offset(5), 11);
+        assert_eq!(t.byte_offset(7), 13);
+        assert_eq!(t.byte_offset(99), 13);
+        // Character 3 (中) began before the ring's start: its remnant.
+        assert_eq!(t.byte_offset(3), 5);
+        assert_eq!(t.byte_offset(0), 5);
+        // Every held offset round-trips through characters.
+        for c in 4..=7 {
+            assert_eq!(t.char_offset(t.byte_offset(c)), c);
+        }
+        // A write larger than the ring counts what it cut too.
+        let e5x = "\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}x".as_bytes();
+        t.push(e5x);
+        assert_eq!((t.chars_end(), t.chars_start()), (13, 9));
+        assert_eq!(t.read(0, 100).data, &e5x[3..]);
+        assert_eq!(t.byte_offset(9), t.end() - 7);
+        assert_eq!(t.byte_offset(8), t.end() - 8);
     }
 
     #[test]

@@ -948,6 +948,88 @@ fn reads_never_repeat_and_report_what_the_ring_dropped() {
     assert_eq!(r["dropped"].as_u64(), Some(end - before - (1 << 20)));
 }
 
+/// ě is C4 9B and Û is C3 9B: a 0x9B inside a character is not C1 CSI.
+/// Stripped reads, terminal_run and text waits keep such text whole.
+#[test]
+fn text_with_9b_bytes_in_its_characters_survives_stripping_and_waits() {
+    let word = "p\u{159}\u{11b}kvapen\u{ed} \u{db}ber";
+    let printf = r"printf 'p\305\231\304\233kvapen\303\255 \303\233ber\n'";
+    let mut c = Client::legacy("2025-11-25");
+    let r = c.ok("terminal_run", json!({ "command": printf }));
+    assert_eq!(r["output"], format!("{word}\n"), "{r}");
+
+    let id = c.bash();
+    c.ok(
+        "terminal_send",
+        json!({"session_id": id, "text": printf, "enter": true}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": id, "until": "\u{11b}kvapen\u{ed} \u{db}", "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
+    let r = c.ok(
+        "terminal_read",
+        json!({"session_id": id, "strip_ansi": true}),
+    );
+    assert!(r["text"].as_str().is_some_and(|t| t.contains(word)), "{r}");
+}
+
+/// `since` and `cursor` count characters (seed 004: "Absolute character
+/// offset"), also once the ring has dropped the start of the output.
+#[test]
+fn read_offsets_count_characters() {
+    let mut c = Client::legacy("2025-11-25");
+    let r = c.ok(
+        "terminal_start",
+        json!({"shell": "printf", "args": ["AB\u{e9}\u{4e2d}\u{1f600}CD"]}),
+    );
+    let id = r["session_id"].as_str().expect("id").to_string();
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": id, "until": "CD", "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
+    let r = c.ok("terminal_read", json!({"session_id": id}));
+    assert_eq!(r["text"], "AB\u{e9}\u{4e2d}\u{1f600}CD", "{r}");
+    assert_eq!(r["cursor"], 7, "{r}");
+    let from = |c: &mut Client, since: u64| {
+        c.ok("terminal_read", json!({"session_id": id, "since": since}))
+    };
+    assert_eq!(from(&mut c, 3)["text"], "\u{4e2d}\u{1f600}CD");
+    assert_eq!(from(&mut c, 4)["text"], "\u{1f600}CD");
+    let r = from(&mut c, 7);
+    assert_eq!(
+        (r["text"].clone(), r["cursor"].clone()),
+        (json!(""), json!(7))
+    );
+    let e = c.err("terminal_read", json!({"session_id": id, "since": 8}));
+    assert!(e.contains("past the end"), "{e}");
+
+    // 1.2 MB of two-byte characters through the 1 MiB ring: the ring keeps
+    // 1048573 bytes of them (the first a stray continuation byte) and END.
+    let r = c.ok(
+        "terminal_start",
+        json!({"shell": "python3", "args": ["-c",
+            "import sys; sys.stdout.buffer.write('\u{e9}'.encode() * 600000 + b'END')"]}),
+    );
+    let id = r["session_id"].as_str().expect("id").to_string();
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": id, "until": "END", "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
+    let r = c.ok(
+        "terminal_read",
+        json!({"session_id": id, "since": 0, "max_chars": 100}),
+    );
+    assert_eq!(r["cursor"], 600_003, "{r}");
+    assert_eq!(r["dropped"], 600_003 - 524_289, "{r}");
+    let r = c.ok("terminal_read", json!({"session_id": id, "since": 599_999}));
+    assert_eq!(r["text"], "\u{e9}END", "{r}");
+    assert_eq!(r["dropped"], 0, "{r}");
+}
+
 #[test]
 fn a_long_wait_blocks_neither_ping_nor_other_calls_and_can_be_cancelled() {
     let mut c = Client::legacy("2025-11-25");

@@ -246,3 +246,39 @@ fn throughput() {
         }
     }
 }
+
+/// The best of `rounds` CPU times of `f` over `input`, as MB/s.
+fn text_rate(input: &[u8], f: fn(&[u8]) -> usize) -> f64 {
+    let rounds = std::env::var("VT_BENCH_ROUNDS").map_or(5, |v| v.parse().unwrap_or(5));
+    let mut best = f64::MAX;
+    for _ in 0..rounds {
+        let c = cpu_seconds();
+        std::hint::black_box(f(std::hint::black_box(input)));
+        best = best.min(cpu_seconds() - c);
+    }
+    input.len() as f64 / best.max(0.01) / 1e6
+}
+
+/// The plain-text views of `ptybroker::text` (stripped output, the line
+/// view) on the same inputs: run with `cargo test --release --test vt_bench
+/// -- --ignored --nocapture text_views`.
+#[test]
+#[ignore = "a benchmark: run in release with --ignored --nocapture"]
+fn text_views() {
+    type Make = fn() -> Vec<u8>;
+    let inputs: [(&str, Make); 4] = [
+        ("ascii", ascii_log),
+        ("sgr", sgr_heavy),
+        ("fullscreen", full_screen),
+        ("unicode", unicode_text),
+    ];
+    for (name, make) in inputs {
+        let input = make();
+        let strip = text_rate(&input, |b| ptybroker::text::strip_ansi(b).len());
+        let lines = text_rate(&input, |b| ptybroker::text::line_view(b).text.len());
+        println!(
+            "{name:12} {:6.1} MiB  strip_ansi {strip:7.1} MB/s cpu  line_view {lines:7.1} MB/s cpu",
+            input.len() as f64 / (1 << 20) as f64
+        );
+    }
+}

@@ -167,14 +167,14 @@ pub const TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "terminal_read",
         title: "Read new output",
-        description: "Read the raw output a session produced since the previous terminal_read, without duplicates: each call returns only what arrived after the last one. Pass the returned cursor as `since` to re-read from an earlier point.\n\nOutput holds escape sequences unless strip_ansi=true; for programs that redraw the screen (readline editing, TUIs) terminal_screen is the authoritative view. The last 1 MiB of output is kept; `dropped` says how many bytes before `since` were lost.",
+        description: "Read the raw output a session produced since the previous terminal_read, without duplicates: each call returns only what arrived after the last one. Pass the returned cursor as `since` to re-read from an earlier point.\n\nOutput holds escape sequences unless strip_ansi=true; for programs that redraw the screen (readline editing, TUIs) terminal_screen is the authoritative view. Offsets count characters. The last 1 MiB of output is kept; `dropped` says how many characters before `since` were lost.",
         read_only: true,
         destructive: false,
         input: || {
             object(
                 &[
                     ("session_id", session_id()),
-                    ("since", integer("Absolute output offset to read from (a cursor an earlier read returned). Default: where the last read stopped.", 0, u64::MAX >> 11)),
+                    ("since", integer("Absolute character offset to read from (a cursor an earlier read returned, or characters counted from the start of the output). Default: where the last read stopped.", 0, u64::MAX >> 11)),
                     ("max_chars", max_chars()),
                     ("grep", string("Keep only lines matching this regular expression.")),
                     ("tail", integer("Keep only the last N lines (after grep).", 1, 1_000_000)),
@@ -188,8 +188,8 @@ pub const TOOLS: &[ToolDef] = &[
                 &[
                     ("session_id", string("The session.")),
                     ("text", string("The output.")),
-                    ("cursor", integer("Offset just past this output: pass as since to resume here.", 0, u64::MAX >> 11)),
-                    ("dropped", integer("Bytes between since and the oldest output kept that were lost.", 0, u64::MAX >> 11)),
+                    ("cursor", integer("Character offset just past this output: pass as since to resume here.", 0, u64::MAX >> 11)),
+                    ("dropped", integer("Characters between since and the oldest output kept that were lost.", 0, u64::MAX >> 11)),
                     ("truncated", boolean("Text was cut to max_chars (head and tail kept).")),
                     ("running", running()),
                     ("exit_code", exit_code()),

@@ -413,15 +413,16 @@ fn read(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     };
     let tail = a.int("tail", 1, 1_000_000)?;
     let strip = a.bool("strip_ansi")?;
-    let end = s.output_end();
-    if since.is_some_and(|n| n > end) {
+    let st = s.status();
+    // Offsets are characters (seed 004); the transcript maps them to bytes.
+    let read = s.output_chars(since, usize::MAX);
+    if let Some(n) = since.filter(|&n| n > read.end) {
         return Err(format!(
-            "since {} is past the end of the output ({end}); pass a cursor an earlier read returned, or omit since",
-            since.unwrap_or_default()
+            "since {n} is past the end of the output ({} characters); pass a cursor an earlier read returned, or omit since",
+            read.end
         ));
     }
-    let st = s.status();
-    let chunk = s.output(since.unwrap_or_else(|| s.mark()), usize::MAX);
+    let chunk = read.chunk;
     // Hold back a character or escape sequence still arriving, unless the
     // program is gone and nothing more will come.
     let keep = if st.running() {
@@ -430,8 +431,8 @@ fn read(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
         chunk.data.len()
     };
     let data = &chunk.data[..keep];
-    let cursor = chunk.start + keep as u64;
-    s.set_mark(cursor);
+    s.set_mark(chunk.start + keep as u64);
+    let cursor = read.first + crate::transcript::chars_in(data);
     let mut out = if strip {
         text::strip_ansi(data)
     } else {
@@ -452,7 +453,7 @@ fn read(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
         "session_id": id,
         "text": out,
         "cursor": cursor,
-        "dropped": chunk.dropped,
+        "dropped": read.dropped,
         "truncated": truncated,
         "running": st.running(),
         "exit_code": exit_code(&st),

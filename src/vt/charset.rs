@@ -74,7 +74,9 @@ fn dec_graphics(c: char) -> char {
         '|' => '≠',
         '}' => '£',
         '~' => '·',
-        '_' => '\u{a0}',
+        // A blank in the VT100's font; a plain space, so text read off the
+        // screen has no no-break space where the screen shows a blank.
+        '_' => ' ',
         _ => c,
     }
 }

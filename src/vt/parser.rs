@@ -329,6 +329,17 @@ impl Parser {
         self.state != State::Ground || self.utf8_len != 0
     }
 
+    /// The input has ended (a whole buffer, not a stream): a UTF-8
+    /// character cut short prints as U+FFFD, as `String::from_utf8_lossy`
+    /// decodes it. An unfinished escape sequence is dropped.
+    pub fn finish<P: Perform>(&mut self, perf: &mut P) {
+        if self.utf8_len != 0 {
+            self.utf8_len = 0;
+            perf.print('\u{FFFD}');
+        }
+        self.state = State::Ground;
+    }
+
     /// Feed bytes, calling `perf` for everything they complete.
     pub fn advance<P: Perform>(&mut self, perf: &mut P, bytes: &[u8]) {
         let mut i = 0;

@@ -218,6 +218,22 @@ fn tab_stops() {
     assert_eq!(cur(&s), (0, 8));
 }
 
+/// `cat` of a tab-separated file whose field ends in the last column: the
+/// tab keeps the pending wrap (xterm, alacritty, tmux), so the character
+/// there stays and the next field starts the next line.
+#[test]
+fn a_tab_in_the_last_column_keeps_the_pending_wrap() {
+    let s = screen(10, 3, b"abcdefghij\t24");
+    assert_eq!(rows(&s), ["abcdefghij", "24", ""]);
+    let s = screen(10, 3, b"abcdefghij\x1b[I24");
+    assert_eq!(rows(&s), ["abcdefghij", "24", ""], "CHT");
+    let s = screen(10, 3, b"abcdefghij\x1b[Z24");
+    assert_eq!(rows(&s), ["abcdefghij", "24", ""], "CBT");
+    // Without a pending wrap a tab still stops in the last column.
+    let s = screen(10, 2, b"abcdefghi\tX");
+    assert_eq!(rows(&s), ["abcdefghiX", ""]);
+}
+
 #[test]
 fn screen_alignment() {
     let s = screen(3, 2, b"\x1b#8");
@@ -332,6 +348,17 @@ fn alternate_screen_1049() {
     assert_eq!(cur(&s), (0, 8), "1049 restores the cursor");
 }
 
+/// alacritty's `saved_cursor_alt`: a DECSC just after entering the
+/// alternate screen saves the pending wrap with the cursor, and after DECRC
+/// the next character wraps rather than overwriting the last column.
+#[test]
+fn entering_the_alternate_screen_keeps_the_pending_wrap() {
+    let s = screen(5, 3, b"abcde\x1b[?1049h\x1b7\x1b8XY");
+    assert_eq!(rows(&s), ["", "XY", ""]);
+    let s = screen(5, 3, b"abcde\x1b[?47hXY");
+    assert_eq!(rows(&s), ["", "XY", ""]);
+}
+
 #[test]
 fn alternate_screen_47_and_1047() {
     let mut s = screen(10, 2, b"main\x1b[?47halt");
@@ -373,6 +400,14 @@ fn save_and_restore_cursor_with_attributes_and_charset() {
 fn dec_special_graphics_with_shift_out() {
     let s = screen(10, 1, b"\x1b)0a\x0elqk\x0fq");
     assert_eq!(rows(&s), ["a┌─┐q"]);
+}
+
+/// `_` in DEC special graphics is a blank (xterm shows a space): text read
+/// off the screen must not carry a no-break space where a blank shows.
+#[test]
+fn dec_special_graphics_underscore_is_a_space() {
+    let s = screen(10, 1, b"\x1b(0x_x\x1b(B");
+    assert_eq!(rows(&s), ["\u{2502} \u{2502}"]);
 }
 
 #[test]

@@ -421,8 +421,10 @@ impl Term {
         self.col = self.col.saturating_sub(1);
     }
 
+    // Tabs keep a pending wrap, as xterm, alacritty and tmux do: a field of
+    // `cat`ed columns that ends in the last column stays, and the next one
+    // starts the next line.
     pub fn tab_forward(&mut self, n: usize) {
-        self.pending_wrap = false;
         for _ in 0..n.min(self.cols) {
             let next = (self.col + 1..self.cols).find(|&c| self.tabs[c]);
             self.col = next.unwrap_or(self.cols - 1);
@@ -430,7 +432,6 @@ impl Term {
     }
 
     pub fn tab_backward(&mut self, n: usize) {
-        self.pending_wrap = false;
         for _ in 0..n.min(self.cols) {
             let prev = (0..self.col).rev().find(|&c| self.tabs[c]);
             self.col = prev.unwrap_or(0);
@@ -730,7 +731,8 @@ impl Term {
         if on && clear {
             self.clear_grid();
         }
-        self.pending_wrap = false;
+        // The cursor, pending wrap included, carries over (xterm): a DECSC
+        // right after `?1049h` saves it (alacritty's `saved_cursor_alt`).
     }
 
     fn clear_grid(&mut self) {
