@@ -166,7 +166,34 @@ pub fn screen_regex(pattern: &str) -> Result<regex_lite::Regex, regex_lite::Erro
 /// Encode and write inputs; returns the number of bytes written.
 pub fn send(s: &Session, inputs: &[Input]) -> Result<usize, Error> {
     let bytes = encode(s, inputs)?;
-    s.write(&bytes).map_err(|e| Error::Failed(e.to_string()))
+    write(s, &bytes)
+}
+
+/// Write bytes to the program: [`Error::Exited`] once it has exited.
+pub fn write(s: &Session, bytes: &[u8]) -> Result<usize, Error> {
+    s.write(bytes).map_err(|e| io_error(e, ""))
+}
+
+/// Resize the terminal: [`Error::Exited`] once the program has exited.
+pub fn resize(s: &Session, cols: u16, rows: u16) -> Result<(), Error> {
+    s.resize(cols, rows)
+        .map_err(|e| io_error(e, "resize failed: "))
+}
+
+/// Send a signal to the session: [`Error::Exited`] once the program has
+/// exited.
+pub fn signal(s: &Session, sig: rustix::process::Signal) -> Result<(), Error> {
+    s.send_signal(sig).map_err(|e| io_error(e, ""))
+}
+
+/// A session's I/O error as the core's: the program having exited is
+/// [`Error::Exited`], anything else fails with its text after `what`.
+fn io_error(e: std::io::Error, what: &str) -> Error {
+    if crate::session::is_exited(&e) {
+        Error::Exited
+    } else {
+        Error::Failed(format!("{what}{e}"))
+    }
 }
 
 /// How `step` and friends decide the program has answered.
@@ -269,7 +296,7 @@ pub fn step(
         check_write_size(t.len() + 1)?;
         let mut bytes = t.as_bytes().to_vec();
         bytes.push(b'\r');
-        s.write(&bytes).map_err(|e| Error::Failed(e.to_string()))?;
+        write(s, &bytes)?;
     }
     let (reason, waited) = settle_with(s, how, cancel);
     let (raw, view) = view;
@@ -365,7 +392,8 @@ pub struct Interrupted {
 /// foreground job `grace` to exit, then SIGKILL every child of the
 /// session's program that is still alive, with all its descendants (a
 /// program that ignores SIGINT, or a job that was put in the background).
-/// A zero `grace` skips the wait.
+/// A zero `grace` skips the wait. [`Error::Exited`] when the program had
+/// exited and left nothing to stop.
 pub fn interrupt(s: &Session, grace: Duration) -> Result<Interrupted, Error> {
     let sent = send(s, &[Input::Key("ctrl-c".into())]).is_ok();
     let deadline = Instant::now() + grace;
@@ -374,9 +402,7 @@ pub fn interrupt(s: &Session, grace: Duration) -> Result<Interrupted, Error> {
     }
     let terminated = s.kill_children();
     if !sent && terminated.is_empty() && !s.status().running() {
-        return Err(Error::Failed(
-            "the program has exited; start a new session with terminal_start".into(),
-        ));
+        return Err(Error::Exited);
     }
     Ok(Interrupted { sent, terminated })
 }
@@ -445,14 +471,14 @@ pub fn signal_name(n: i32) -> Option<&'static str> {
 pub fn mouse(s: &Session, ev: &keys::MouseEvent) -> Result<usize, Error> {
     s.with_mouse_held(|held| {
         if !s.status().running() {
-            return Err(Error::Failed(crate::session::EXITED.into()));
+            return Err(Error::Exited);
         }
         let (modes, cols, rows) = s.with_screen(|scr| (scr.modes(), scr.cols(), scr.rows()));
         let mut next = *held;
         let bytes = keys::encode_mouse(ev, &modes, &mut next, cols, rows)
             .map_err(|e| Error::Failed(e.to_string()))?;
         if !bytes.is_empty() {
-            s.write(&bytes).map_err(|e| Error::Failed(e.to_string()))?;
+            write(s, &bytes)?;
         }
         *held = next;
         Ok(bytes.len())

@@ -441,8 +441,7 @@ fn resize(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     }
     let (cols, rows) = size_params(p, 0, 0)?;
     let s = session(ctx, p)?;
-    s.resize(cols, rows)
-        .map_err(|e| RpcError::new(SERVER_ERROR, format!("resize failed: {e}")))?;
+    ops::resize(&s, cols, rows)?;
     Ok(json!({}))
 }
 
@@ -599,7 +598,7 @@ fn signal(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     .ok_or_else(|| {
         RpcError::params("unknown signal (use e.g. INT, TERM, KILL, HUP, QUIT, USR1, WINCH)")
     })?;
-    s.signal(sig);
+    ops::signal(&s, sig)?;
     Ok(json!({}))
 }
 

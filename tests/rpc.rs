@@ -629,3 +629,39 @@ fn out_of_range_signals_and_blank_commands_are_invalid_params() {
     }
     assert_eq!(c.err("pty/status", json!({"session": "d"}))["code"], -32000);
 }
+
+/// Once the program has exited, every request that would act on it is
+/// refused with the same server error `pty/write` gives, and nothing
+/// changes: the last screen keeps its size.
+#[test]
+fn acting_on_an_exited_program_is_a_server_error() {
+    let sb = Sandbox::new("rpcexited");
+    sb.run(&["start", "--session", "e", "--", "true"]).ok();
+    let mut c = sb.rpc();
+    let w = c.ok(
+        "pty/wait",
+        json!({"session": "e", "exit": true, "timeout": 30_000}),
+    );
+    assert_eq!(w["reason"], "exited", "{w}");
+    for (method, params) in [
+        (
+            "pty/write",
+            json!({"session": "e", "action": {"text": "x"}}),
+        ),
+        (
+            "pty/resize",
+            json!({"session": "e", "cols": 50, "rows": 10}),
+        ),
+        ("pty/signal", json!({"session": "e", "signal": "INT"})),
+        ("pty/signal", json!({"session": "e", "signal": "TERM"})),
+    ] {
+        let e = c.err(method, params.clone());
+        assert_eq!(
+            (e["code"].as_i64(), e["message"].as_str()),
+            (Some(-32000), Some("the program has exited")),
+            "{method} {params}: {e}"
+        );
+    }
+    let st = c.ok("pty/status", json!({"session": "e"}));
+    assert_eq!(st["size"], json!({"cols": 100, "rows": 30}), "{st}");
+}

@@ -499,3 +499,31 @@ fn session_ids_with_spaces_work() {
     let st = c.ok("status", "my app", json!({}));
     assert_eq!(st["sessionId"], "my app", "{st}");
 }
+
+/// Seed 003's answer for a session whose program has exited, whatever the
+/// request would have done to it: input, mouse and resize alike.
+#[test]
+fn an_exited_session_refuses_resize_as_it_refuses_input() {
+    let mut c = Client::start("drv-exited");
+    c.launch("gone", &["/bin/sh", "-c", "exit 3"], json!({}));
+    c.ok("waitForExit", "gone", json!({"timeoutMs": WAIT_MS}));
+    for (method, params) in [
+        ("send", json!({"input": [{"type": "text", "value": "x"}]})),
+        ("mouse", json!({"action": "click", "x": 1, "y": 1})),
+        ("resize", json!({"cols": 50, "rows": 10})),
+    ] {
+        let (code, msg) = c.err(method, "gone", params);
+        assert_eq!(
+            (code.as_str(), msg.as_str()),
+            ("REQUEST_FAILED", "session gone has exited"),
+            "{method}"
+        );
+    }
+    let st = c.ok("status", "gone", json!({}));
+    assert_eq!(
+        (st["cols"].as_u64(), st["rows"].as_u64()),
+        (Some(100), Some(30)),
+        "{st}"
+    );
+    assert!(c.finish().success());
+}
