@@ -36,10 +36,9 @@ pub enum Format {
 #[derive(Clone, Debug)]
 pub struct ScreenView {
     pub text: String,
-    /// 1-based.
-    pub cursor_row: u16,
-    pub cursor_col: u16,
-    pub cursor_visible: bool,
+    /// Counted from 0; each front end puts it on the wire through
+    /// [`crate::frame`]'s cursor functions.
+    pub cursor: crate::vt::Cursor,
     pub cols: u16,
     pub rows: u16,
     pub title: String,
@@ -86,12 +85,9 @@ pub fn screen(s: &Session, sel: Selection, format: Format, history: bool) -> Scr
                 (a.min(n), end.clamp(a, n))
             }
         };
-        let c = scr.cursor();
         ScreenView {
             text: join_lines(&lines[a..b]),
-            cursor_row: c.row + 1,
-            cursor_col: c.col + 1,
-            cursor_visible: c.visible,
+            cursor: scr.cursor(),
             cols: scr.cols(),
             rows: scr.rows(),
             title: scr.title().to_string(),

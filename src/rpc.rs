@@ -281,7 +281,7 @@ pub fn status_json_as(
 fn view_json(v: &ops::ScreenView) -> Value {
     let mut out = json!({
         "screen": v.text,
-        "cursor": {"row": v.cursor_row, "col": v.cursor_col, "visible": v.cursor_visible},
+        "cursor": crate::frame::cursor_json_from_1(v.cursor),
         "size": {"cols": v.cols, "rows": v.rows},
         "title": v.title,
         "altScreen": v.alt_screen,

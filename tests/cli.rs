@@ -1042,3 +1042,39 @@ fn session_names_are_any_text_a_client_picks() {
     assert!(out.stdout.contains(name), "{out:?}");
     sb.run(&["kill-session", "--session", name]).ok();
 }
+
+/// `read --json` is `pty/read`'s result, whose cursor seed 000 counts from
+/// 1; `render --format json` prints a frame, whose cursor counts from 0.
+#[test]
+fn read_counts_the_cursor_from_1_and_render_json_from_0() {
+    let sb = Sandbox::new("cursorbase");
+    sb.run(&[
+        "start",
+        "-s",
+        "k",
+        "--",
+        "sh",
+        "-c",
+        "printf 'ab\\ncde'; exec cat",
+    ])
+    .ok();
+    wait_match(&sb, "k", "cde");
+    let r = json_of(&sb.run(&["read", "-s", "k", "--json"]).ok());
+    assert_eq!(
+        r["cursor"],
+        serde_json::json!({"row": 2, "col": 4, "visible": true}),
+        "{r}"
+    );
+    let file = sb.work("cap").join("screen.raw");
+    std::fs::write(&file, "ab\r\ncde").expect("write capture");
+    let f = json_of(
+        &sb.run(&["render", "--format", "json", file.to_str().expect("utf-8")])
+            .ok(),
+    );
+    assert_eq!(
+        (f["cursor"]["row"].as_u64(), f["cursor"]["col"].as_u64()),
+        (Some(1), Some(3)),
+        "{f}"
+    );
+    sb.run(&["stop", "-s", "k"]).ok();
+}

@@ -1195,3 +1195,21 @@ fn acting_on_an_exited_program_is_a_tool_error() {
         "{l}"
     );
 }
+
+/// `terminal_screen`'s cursor counts from 0 at the top-left cell, as its
+/// schema says.
+#[test]
+fn the_screen_cursor_counts_from_0() {
+    let mut c = Client::legacy("2025-11-25");
+    c.ok(
+        "terminal_start",
+        json!({"shell": "sh", "args": ["-c", "printf 'ab\\ncde'; exec cat"], "name": "k"}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": "k", "until": "cde", "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
+    let s = c.ok("terminal_screen", json!({"session_id": "k"}));
+    assert_eq!(s["cursor"], json!({"x": 3, "y": 1}), "{s}");
+}

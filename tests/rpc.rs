@@ -665,3 +665,44 @@ fn acting_on_an_exited_program_is_a_server_error() {
     let st = c.ok("pty/status", json!({"session": "e"}));
     assert_eq!(st["size"], json!({"cols": 100, "rows": 30}), "{st}");
 }
+
+/// Seed 000 counts its `cursor` from 1; the structured frame beside it
+/// counts from 0, as every frame does (see `render --format json` and the
+/// driver's `capture`).
+#[test]
+fn the_cursor_counts_from_1_in_seed_000_and_from_0_in_the_frame() {
+    let sb = Sandbox::new("rpccursor");
+    sb.run(&[
+        "start",
+        "-s",
+        "k",
+        "--",
+        "sh",
+        "-c",
+        "printf 'ab\\ncde'; exec cat",
+    ])
+    .ok();
+    let mut c = sb.rpc();
+    let w = c.wait_for("k", "cde");
+    assert_eq!(
+        w["cursor"],
+        json!({"row": 2, "col": 4, "visible": true}),
+        "{w}"
+    );
+    let r = c.ok("pty/read", json!({"session": "k"}));
+    assert_eq!(
+        r["cursor"],
+        json!({"row": 2, "col": 4, "visible": true}),
+        "{r}"
+    );
+    let f = c.ok("pty/read", json!({"session": "k", "format": "json"}));
+    assert_eq!(f["cursor"], r["cursor"], "{f}");
+    assert_eq!(
+        (
+            f["frame"]["cursor"]["row"].as_u64(),
+            f["frame"]["cursor"]["col"].as_u64()
+        ),
+        (Some(1), Some(3)),
+        "{f}"
+    );
+}

@@ -541,7 +541,7 @@ fn screen(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     Ok(json!({
         "session_id": id,
         "text": out,
-        "cursor": {"x": view.cursor_col - 1, "y": view.cursor_row - 1},
+        "cursor": crate::frame::cursor_xy_json(view.cursor),
         "cols": view.cols,
         "rows": view.rows,
         "running": st.running(),

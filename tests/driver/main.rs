@@ -527,3 +527,22 @@ fn an_exited_session_refuses_resize_as_it_refuses_input() {
     );
     assert!(c.finish().success());
 }
+
+/// The frame counts cells from 0, as seed 003's mouse coordinates do: the
+/// cursor's cell is the one a click at `x = col, y = row` lands on.
+#[test]
+fn the_frame_cursor_counts_from_0_like_mouse_cells() {
+    let mut c = Client::start("drv-cursor");
+    let argv = sh("printf 'ab\\ncde'; exec cat");
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    c.launch("k", &argv, json!({}));
+    c.wait_text("k", "cde");
+    let cap = c.capture("k", json!({}));
+    let cursor = &cap["frame"]["cursor"];
+    assert_eq!(
+        (cursor["row"].as_u64(), cursor["col"].as_u64()),
+        (Some(1), Some(3)),
+        "{cap}"
+    );
+    assert!(c.finish().success());
+}
