@@ -259,7 +259,9 @@ pub struct StepResult {
     pub is_screen: bool,
     pub reason: Reason,
     pub waited: Duration,
-    /// Bytes the ring lost before they could be shown.
+    /// Bytes lost before the output shown: what the ring no longer held
+    /// and the cut line after it (see [`collect`]). Always 0 for a screen,
+    /// which loses nothing.
     pub dropped: u64,
     pub status: Status,
 }
@@ -319,48 +321,75 @@ pub fn output(s: &Session, from: u64, max: usize) -> Chunk {
 }
 
 /// The output since the read mark (advancing it) or the screen, per `view`.
+/// When the ring dropped output since the mark, the stream starts at the
+/// first whole line it still holds.
 pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: View) -> StepResult {
     let chunk = output(s, s.mark(), usize::MAX);
     let mark_line = s.mark_line();
     s.set_mark(chunk.next);
+    let cut = if chunk.dropped > 0 {
+        whole_line_start(&chunk.data)
+    } else {
+        0
+    };
+    let data = &chunk.data[cut..];
+    let stream_dropped = chunk.dropped + cut as u64;
     let alt = s.with_screen(|scr| scr.is_alt_screen());
     // Lines as the terminal shows them; output that repaints across lines
     // (top, `less -X`, `clear`) is shown as the screen it drew.
-    let lines = (!raw && view != View::Screen).then(|| text::line_view(&chunk.data));
+    let lines = (!raw && view != View::Screen).then(|| text::line_view(data));
     let repaints = lines.as_ref().is_some_and(|l| l.repaints);
     let is_screen = match view {
         View::Auto => alt || repaints,
         View::Screen => true,
         View::Stream => false,
     };
-    let output = match lines {
+    // Only output that lost bytes says so: a screen lost nothing.
+    let (output, dropped) = match lines {
         // Repainted on the primary screen: the lines that scrolled off
-        // since the mark (none of them lost), then the screen.
+        // since the mark, then the screen; lossy only if the scrollback no
+        // longer holds them all.
         _ if repaints && !alt && view == View::Auto => {
-            let mut out = scrolled_since(s, mark_line);
+            let (mut out, lost) = scrolled_since(s, mark_line);
             out.push_str(&screen(s, Selection::All, Format::Text, false).text);
-            out
+            (out, if lost { stream_dropped } else { 0 })
         }
         _ if is_screen => {
             let fmt = if raw { Format::Ansi } else { Format::Text };
-            screen(s, Selection::All, fmt, false).text
+            (screen(s, Selection::All, fmt, false).text, 0)
         }
-        Some(lines) => lines.text,
-        None => String::from_utf8_lossy(&chunk.data).into_owned(),
+        Some(lines) => (lines.text, stream_dropped),
+        None => (String::from_utf8_lossy(data).into_owned(), stream_dropped),
     };
     StepResult {
         output,
         is_screen,
         reason,
         waited,
-        dropped: chunk.dropped,
+        dropped,
         status: s.status(),
     }
 }
 
+/// Where the first whole line of `data` starts, `data` being what the ring
+/// kept after dropping bytes: just past the first newline, so that the
+/// stream never opens with the tail of a cut line (`8931` for `168931`).
+/// Without a newline, all of it is one cut line: it starts at the first
+/// character boundary instead.
+fn whole_line_start(data: &[u8]) -> usize {
+    match data.iter().position(|&b| b == b'\n') {
+        Some(i) => i + 1,
+        None => data
+            .iter()
+            .position(|&b| b & 0xC0 != 0x80)
+            .unwrap_or(data.len()),
+    }
+}
+
 /// The history lines from absolute line `from` on (see
-/// [`crate::vt::Screen::history_total`]), each ending in `\n`.
-fn scrolled_since(s: &Session, from: u64) -> String {
+/// [`crate::vt::Screen::history_total`]), each ending in `\n`, and whether
+/// some of them are no longer held.
+fn scrolled_since(s: &Session, from: u64) -> (String, bool) {
     s.with_screen(|scr| {
         let len = scr.scrollback_len();
         let first = scr.history_total() - len as u64;
@@ -370,7 +399,7 @@ fn scrolled_since(s: &Session, from: u64) -> String {
             out.push_str(&scr.scrollback_row_text(i));
             out.push('\n');
         }
-        out
+        (out, from < first)
     })
 }
 
@@ -497,6 +526,18 @@ pub fn history_text(s: &Session) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_stream_starts_at_its_first_whole_line() {
+        assert_eq!(whole_line_start(b"8931\r\n168932\r\n"), 6);
+        assert_eq!(whole_line_start(b"\n1\n"), 1);
+        // One long cut line: from the first whole character.
+        assert_eq!(
+            whole_line_start("\u{e9}t\u{e9}".as_bytes()[1..].as_ref()),
+            1
+        );
+        assert_eq!(whole_line_start(b""), 0);
+    }
 
     #[test]
     fn join_lines_matches_seed_examples() {
