@@ -165,9 +165,13 @@ pub fn send(s: &Session, inputs: &[Input]) -> Result<usize, Error> {
     write(s, &bytes)
 }
 
-/// Write bytes to the program: [`Error::Exited`] once it has exited.
+/// Write bytes to the program: [`Error::Exited`] once it has exited, also
+/// when it exits while the write is under way.
 pub fn write(s: &Session, bytes: &[u8]) -> Result<usize, Error> {
-    s.write(bytes).map_err(|e| io_error(e, ""))
+    s.write(bytes).map_err(|e| match io_error(e, "") {
+        Error::Failed(_) if !s.status().running() => Error::Exited,
+        e => e,
+    })
 }
 
 /// Resize the terminal: [`Error::Exited`] once the program has exited.
