@@ -12,7 +12,7 @@ use lexopt::ValueExt;
 use serde_json::{json, Map, Value};
 
 use crate::client::{CallError, Client, Found};
-use crate::session::{self, Exit};
+use crate::session::Exit;
 use crate::status::{self, State};
 use crate::{keys, limits, manager, ops};
 use output::{err_line, out_json, out_text};
@@ -213,20 +213,6 @@ fn print_status(status: &Value) {
 fn report_status(client: &Client, c: &Common) -> Result<(), Failure> {
     let st = client.call("pty/status", Value::Object(c.params()))?;
     print_status(&st);
-    Ok(())
-}
-
-/// The session's status, refusing when its program has exited: what `send`
-/// says (the daemon refuses to write to an exited program), for the verbs
-/// the daemon would otherwise carry out on nothing.
-fn require_running(client: &Client, c: &Common) -> Result<(), Failure> {
-    let st = client.call("pty/status", Value::Object(c.params()))?;
-    if st["running"] == false {
-        return Err(Failure {
-            message: session::EXITED.into(),
-            exit: 1,
-        });
-    }
     Ok(())
 }
 
@@ -678,7 +664,6 @@ fn resize(p: &mut lexopt::Parser) -> Result<(), Failure> {
     params.insert("rows".into(), json!(rows));
     params.extend(c.params());
     let client = Client::new();
-    require_running(&client, &c)?;
     client.call("pty/resize", Value::Object(params))?;
     report_status(&client, &c)
 }
@@ -709,7 +694,6 @@ fn signal(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let mut params = c.params();
     params.insert("signal".into(), json!(sig.as_raw()));
     let client = Client::new();
-    require_running(&client, &c)?;
     client.call("pty/signal", Value::Object(params))?;
     report_status(&client, &c)
 }

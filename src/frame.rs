@@ -7,7 +7,31 @@ use std::fmt::Write as _;
 use serde_json::{json, Map, Value};
 use unicode_width::UnicodeWidthStr;
 
-use crate::vt::{palette, Color, CursorShape, Run, Screen, Style};
+use crate::vt::{palette, Color, Cursor, CursorShape, Run, Screen, Style};
+
+// ---- the cursor on the wire -------------------------------------------------
+//
+// Every cursor ptybroker reports counts cells from 0 at the top-left, as the
+// screen does and as seed 003's mouse cells do: the frame's (`render
+// --format json`, `pty/read`'s `frame`, the driver's `capture`) and MCP's
+// `terminal_screen`. Seed 000 alone fixes its own `cursor` (`pty/read`,
+// `pty/wait`, and so `read --json`) at 1-based. Every front end takes its
+// cursor from here.
+
+/// `{row, col, visible}`, row and col counted from 0.
+pub fn cursor_json(c: Cursor) -> Value {
+    json!({"row": c.row, "col": c.col, "visible": c.visible})
+}
+
+/// Seed 000's `cursor`: `{row, col, visible}`, row and col counted from 1.
+pub fn cursor_json_from_1(c: Cursor) -> Value {
+    json!({"row": u32::from(c.row) + 1, "col": u32::from(c.col) + 1, "visible": c.visible})
+}
+
+/// Seed 004's `cursor`: `{x: column, y: row}`, counted from 0.
+pub fn cursor_xy_json(c: Cursor) -> Value {
+    json!({"x": c.col, "y": c.row})
+}
 
 fn color_json(c: Color) -> Value {
     match c {
@@ -57,23 +81,21 @@ fn runs_json(runs: &[Run]) -> Value {
     )
 }
 
-/// The visible screen as `{cols, rows, cursor, title, altScreen, lines: [{text, runs}]}`.
+/// The visible screen as `{cols, rows, cursor, title, altScreen, lines: [{text, runs}]}`
+/// (the cursor counted from 0, see [`cursor_json`]).
 pub fn frame_json(scr: &Screen) -> Value {
     let c = scr.cursor();
     let (shape, blinking) = scr.cursor_shape();
     let lines: Vec<Value> = (0..scr.rows() as usize)
         .map(|r| json!({"text": scr.row_text(r), "runs": runs_json(&scr.row_runs(r))}))
         .collect();
+    let mut cursor = cursor_json(c);
+    cursor["style"] = json!(shape.name());
+    cursor["blinking"] = json!(blinking);
     json!({
         "cols": scr.cols(),
         "rows": scr.rows(),
-        "cursor": {
-            "row": c.row,
-            "col": c.col,
-            "visible": c.visible,
-            "style": shape.name(),
-            "blinking": blinking,
-        },
+        "cursor": cursor,
         "title": scr.title(),
         "altScreen": scr.is_alt_screen(),
         "lines": lines,
@@ -220,6 +242,60 @@ mod tests {
             (Some("bar"), Some(false))
         );
         assert!(svg(&s).contains("width=\"2.0\""));
+    }
+
+    /// Next to every cursor field, the man page and README say where it
+    /// counts from (`anchor`, then `base` within the same paragraph).
+    #[test]
+    fn the_docs_say_where_each_cursor_counts_from() {
+        let man = include_str!("../man/ptybroker.1");
+        let readme = include_str!("../README.md");
+        let checks = [
+            ("man", man, ".It Cm read Oo", "counted from 1"),
+            ("man", man, ".It Cm render Oo", "counted from 0"),
+            ("man", man, ".It Li pty/read Brq", "counted from 1"),
+            ("man", man, ".Li format : Qq json", "counted from 0"),
+            ("man", man, ".It Li pty/wait Brq", "counted from 1"),
+            (
+                "man",
+                man,
+                ".Brq row, col, visible, style, blinking",
+                "counted from 0",
+            ),
+            ("man", man, ".Li terminal_screen\nreturns", "counted from 0"),
+            ("README", readme, "| `pty/read` |", "counted from 1"),
+            (
+                "README",
+                readme,
+                "`{cols, rows, cursor: {row, col",
+                "counted from 0",
+            ),
+            (
+                "README",
+                readme,
+                "`terminal_screen` shows",
+                "counted from 0",
+            ),
+            ("README", readme, "`ptybroker render [", "counted from 0"),
+        ];
+        for (doc, text, anchor, base) in checks {
+            let at = text
+                .find(anchor)
+                .unwrap_or_else(|| panic!("{doc} has no {anchor:?}"));
+            let rest = &text[at..];
+            let para = rest
+                .find("\n\n")
+                .into_iter()
+                .chain(rest.find("\n.Pp"))
+                .chain(rest.find("\n.It "))
+                .filter(|&end| end > anchor.len())
+                .min()
+                .map_or(rest, |end| &rest[..end]);
+            assert!(
+                para.replace('\n', " ").contains(base),
+                "{doc}: no {base:?} after {anchor:?} in {para:?}"
+            );
+        }
     }
 
     #[test]

@@ -17,7 +17,10 @@ pub enum Error {
     Running(String, Duration),
     /// A request's arguments are wrong; the text says how.
     Invalid(String),
-    /// The operation was valid but failed (spawn error, exited program...).
+    /// The program has exited: the session can be read, not acted on
+    /// (input, resize, signals); see [`crate::session::EXITED`].
+    Exited,
+    /// The operation was valid but failed (spawn error, full disk...).
     Failed(String),
 }
 
@@ -30,6 +33,7 @@ impl std::fmt::Display for Error {
                 "session {n:?} already running for {} (stop it first)",
                 crate::status::duration(*d)
             ),
+            Error::Exited => f.write_str(crate::session::EXITED),
             Error::Invalid(m) | Error::Failed(m) => f.write_str(m),
         }
     }

@@ -36,10 +36,9 @@ pub enum Format {
 #[derive(Clone, Debug)]
 pub struct ScreenView {
     pub text: String,
-    /// 1-based.
-    pub cursor_row: u16,
-    pub cursor_col: u16,
-    pub cursor_visible: bool,
+    /// Counted from 0; each front end puts it on the wire through
+    /// [`crate::frame`]'s cursor functions.
+    pub cursor: crate::vt::Cursor,
     pub cols: u16,
     pub rows: u16,
     pub title: String,
@@ -86,12 +85,9 @@ pub fn screen(s: &Session, sel: Selection, format: Format, history: bool) -> Scr
                 (a.min(n), end.clamp(a, n))
             }
         };
-        let c = scr.cursor();
         ScreenView {
             text: join_lines(&lines[a..b]),
-            cursor_row: c.row + 1,
-            cursor_col: c.col + 1,
-            cursor_visible: c.visible,
+            cursor: scr.cursor(),
             cols: scr.cols(),
             rows: scr.rows(),
             title: scr.title().to_string(),
@@ -166,7 +162,38 @@ pub fn screen_regex(pattern: &str) -> Result<regex_lite::Regex, regex_lite::Erro
 /// Encode and write inputs; returns the number of bytes written.
 pub fn send(s: &Session, inputs: &[Input]) -> Result<usize, Error> {
     let bytes = encode(s, inputs)?;
-    s.write(&bytes).map_err(|e| Error::Failed(e.to_string()))
+    write(s, &bytes)
+}
+
+/// Write bytes to the program: [`Error::Exited`] once it has exited, also
+/// when it exits while the write is under way.
+pub fn write(s: &Session, bytes: &[u8]) -> Result<usize, Error> {
+    s.write(bytes).map_err(|e| match io_error(e, "") {
+        Error::Failed(_) if !s.status().running() => Error::Exited,
+        e => e,
+    })
+}
+
+/// Resize the terminal: [`Error::Exited`] once the program has exited.
+pub fn resize(s: &Session, cols: u16, rows: u16) -> Result<(), Error> {
+    s.resize(cols, rows)
+        .map_err(|e| io_error(e, "resize failed: "))
+}
+
+/// Send a signal to the session: [`Error::Exited`] once the program has
+/// exited.
+pub fn signal(s: &Session, sig: rustix::process::Signal) -> Result<(), Error> {
+    s.send_signal(sig).map_err(|e| io_error(e, ""))
+}
+
+/// A session's I/O error as the core's: the program having exited is
+/// [`Error::Exited`], anything else fails with its text after `what`.
+fn io_error(e: std::io::Error, what: &str) -> Error {
+    if crate::session::is_exited(&e) {
+        Error::Exited
+    } else {
+        Error::Failed(format!("{what}{e}"))
+    }
 }
 
 /// How `step` and friends decide the program has answered.
@@ -236,7 +263,9 @@ pub struct StepResult {
     pub is_screen: bool,
     pub reason: Reason,
     pub waited: Duration,
-    /// Bytes the ring lost before they could be shown.
+    /// Bytes lost before the output shown: what the ring no longer held
+    /// and the cut line after it (see [`collect`]). Always 0 for a screen,
+    /// which loses nothing.
     pub dropped: u64,
     pub status: Status,
 }
@@ -269,7 +298,7 @@ pub fn step(
         check_write_size(t.len() + 1)?;
         let mut bytes = t.as_bytes().to_vec();
         bytes.push(b'\r');
-        s.write(&bytes).map_err(|e| Error::Failed(e.to_string()))?;
+        write(s, &bytes)?;
     }
     let (reason, waited) = settle_with(s, how, cancel);
     let (raw, view) = view;
@@ -296,48 +325,75 @@ pub fn output(s: &Session, from: u64, max: usize) -> Chunk {
 }
 
 /// The output since the read mark (advancing it) or the screen, per `view`.
+/// When the ring dropped output since the mark, the stream starts at the
+/// first whole line it still holds.
 pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: View) -> StepResult {
     let chunk = output(s, s.mark(), usize::MAX);
     let mark_line = s.mark_line();
     s.set_mark(chunk.next);
+    let cut = if chunk.dropped > 0 {
+        whole_line_start(&chunk.data)
+    } else {
+        0
+    };
+    let data = &chunk.data[cut..];
+    let stream_dropped = chunk.dropped + cut as u64;
     let alt = s.with_screen(|scr| scr.is_alt_screen());
     // Lines as the terminal shows them; output that repaints across lines
     // (top, `less -X`, `clear`) is shown as the screen it drew.
-    let lines = (!raw && view != View::Screen).then(|| text::line_view(&chunk.data));
+    let lines = (!raw && view != View::Screen).then(|| text::line_view(data));
     let repaints = lines.as_ref().is_some_and(|l| l.repaints);
     let is_screen = match view {
         View::Auto => alt || repaints,
         View::Screen => true,
         View::Stream => false,
     };
-    let output = match lines {
+    // Only output that lost bytes says so: a screen lost nothing.
+    let (output, dropped) = match lines {
         // Repainted on the primary screen: the lines that scrolled off
-        // since the mark (none of them lost), then the screen.
+        // since the mark, then the screen; lossy only if the scrollback no
+        // longer holds them all.
         _ if repaints && !alt && view == View::Auto => {
-            let mut out = scrolled_since(s, mark_line);
+            let (mut out, lost) = scrolled_since(s, mark_line);
             out.push_str(&screen(s, Selection::All, Format::Text, false).text);
-            out
+            (out, if lost { stream_dropped } else { 0 })
         }
         _ if is_screen => {
             let fmt = if raw { Format::Ansi } else { Format::Text };
-            screen(s, Selection::All, fmt, false).text
+            (screen(s, Selection::All, fmt, false).text, 0)
         }
-        Some(lines) => lines.text,
-        None => String::from_utf8_lossy(&chunk.data).into_owned(),
+        Some(lines) => (lines.text, stream_dropped),
+        None => (String::from_utf8_lossy(data).into_owned(), stream_dropped),
     };
     StepResult {
         output,
         is_screen,
         reason,
         waited,
-        dropped: chunk.dropped,
+        dropped,
         status: s.status(),
     }
 }
 
+/// Where the first whole line of `data` starts, `data` being what the ring
+/// kept after dropping bytes: just past the first newline, so that the
+/// stream never opens with the tail of a cut line (`8931` for `168931`).
+/// Without a newline, all of it is one cut line: it starts at the first
+/// character boundary instead.
+fn whole_line_start(data: &[u8]) -> usize {
+    match data.iter().position(|&b| b == b'\n') {
+        Some(i) => i + 1,
+        None => data
+            .iter()
+            .position(|&b| b & 0xC0 != 0x80)
+            .unwrap_or(data.len()),
+    }
+}
+
 /// The history lines from absolute line `from` on (see
-/// [`crate::vt::Screen::history_total`]), each ending in `\n`.
-fn scrolled_since(s: &Session, from: u64) -> String {
+/// [`crate::vt::Screen::history_total`]), each ending in `\n`, and whether
+/// some of them are no longer held.
+fn scrolled_since(s: &Session, from: u64) -> (String, bool) {
     s.with_screen(|scr| {
         let len = scr.scrollback_len();
         let first = scr.history_total() - len as u64;
@@ -347,7 +403,7 @@ fn scrolled_since(s: &Session, from: u64) -> String {
             out.push_str(&scr.scrollback_row_text(i));
             out.push('\n');
         }
-        out
+        (out, from < first)
     })
 }
 
@@ -365,7 +421,8 @@ pub struct Interrupted {
 /// foreground job `grace` to exit, then SIGKILL every child of the
 /// session's program that is still alive, with all its descendants (a
 /// program that ignores SIGINT, or a job that was put in the background).
-/// A zero `grace` skips the wait.
+/// A zero `grace` skips the wait. [`Error::Exited`] when the program had
+/// exited and left nothing to stop.
 pub fn interrupt(s: &Session, grace: Duration) -> Result<Interrupted, Error> {
     let sent = send(s, &[Input::Key("ctrl-c".into())]).is_ok();
     let deadline = Instant::now() + grace;
@@ -374,9 +431,7 @@ pub fn interrupt(s: &Session, grace: Duration) -> Result<Interrupted, Error> {
     }
     let terminated = s.kill_children();
     if !sent && terminated.is_empty() && !s.status().running() {
-        return Err(Error::Failed(
-            "the program has exited; start a new session with terminal_start".into(),
-        ));
+        return Err(Error::Exited);
     }
     Ok(Interrupted { sent, terminated })
 }
@@ -445,14 +500,14 @@ pub fn signal_name(n: i32) -> Option<&'static str> {
 pub fn mouse(s: &Session, ev: &keys::MouseEvent) -> Result<usize, Error> {
     s.with_mouse_held(|held| {
         if !s.status().running() {
-            return Err(Error::Failed(crate::session::EXITED.into()));
+            return Err(Error::Exited);
         }
         let (modes, cols, rows) = s.with_screen(|scr| (scr.modes(), scr.cols(), scr.rows()));
         let mut next = *held;
         let bytes = keys::encode_mouse(ev, &modes, &mut next, cols, rows)
             .map_err(|e| Error::Failed(e.to_string()))?;
         if !bytes.is_empty() {
-            s.write(&bytes).map_err(|e| Error::Failed(e.to_string()))?;
+            write(s, &bytes)?;
         }
         *held = next;
         Ok(bytes.len())
@@ -475,6 +530,18 @@ pub fn history_text(s: &Session) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_stream_starts_at_its_first_whole_line() {
+        assert_eq!(whole_line_start(b"8931\r\n168932\r\n"), 6);
+        assert_eq!(whole_line_start(b"\n1\n"), 1);
+        // One long cut line: from the first whole character.
+        assert_eq!(
+            whole_line_start("\u{e9}t\u{e9}".as_bytes()[1..].as_ref()),
+            1
+        );
+        assert_eq!(whole_line_start(b""), 0);
+    }
 
     #[test]
     fn join_lines_matches_seed_examples() {

@@ -281,7 +281,7 @@ pub fn status_json_as(
 fn view_json(v: &ops::ScreenView) -> Value {
     let mut out = json!({
         "screen": v.text,
-        "cursor": {"row": v.cursor_row, "col": v.cursor_col, "visible": v.cursor_visible},
+        "cursor": crate::frame::cursor_json_from_1(v.cursor),
         "size": {"cols": v.cols, "rows": v.rows},
         "title": v.title,
         "altScreen": v.alt_screen,
@@ -441,8 +441,7 @@ fn resize(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     }
     let (cols, rows) = size_params(p, 0, 0)?;
     let s = session(ctx, p)?;
-    s.resize(cols, rows)
-        .map_err(|e| RpcError::new(SERVER_ERROR, format!("resize failed: {e}")))?;
+    ops::resize(&s, cols, rows)?;
     Ok(json!({}))
 }
 
@@ -599,7 +598,7 @@ fn signal(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     .ok_or_else(|| {
         RpcError::params("unknown signal (use e.g. INT, TERM, KILL, HUP, QUIT, USR1, WINCH)")
     })?;
-    s.signal(sig);
+    ops::signal(&s, sig)?;
     Ok(json!({}))
 }
 

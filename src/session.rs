@@ -352,6 +352,28 @@ pub const KEYBOARD_SIGNALS: [Signal; 3] = [Signal::INT, Signal::QUIT, Signal::TS
 /// What acting on a session whose program has exited fails with.
 pub const EXITED: &str = "the program has exited";
 
+/// The error behind [`EXITED`], so that a front end can tell the refusal
+/// from other failures (see [`is_exited`]) and word it its own way.
+#[derive(Debug)]
+struct ProgramExited;
+
+impl std::fmt::Display for ProgramExited {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(EXITED)
+    }
+}
+
+impl std::error::Error for ProgramExited {}
+
+fn exited() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, ProgramExited)
+}
+
+/// Was `e` a refusal because the program has exited?
+pub fn is_exited(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<ProgramExited>())
+}
+
 /// A step's turn at its session (see [`Session::step_turn`]); dropping it
 /// gives the turn to the next step in line.
 pub struct StepTurn<'a>(&'a Inner);
@@ -723,7 +745,7 @@ impl Session {
     pub fn write(&self, bytes: &[u8]) -> io::Result<usize> {
         let _w = lock(&self.inner.writer);
         if lock(&self.inner.state).exit.is_some() {
-            return Err(io::Error::new(io::ErrorKind::BrokenPipe, EXITED));
+            return Err(exited());
         }
         {
             let mut st = lock(&self.inner.state);
@@ -739,13 +761,28 @@ impl Session {
         Ok(bytes.len())
     }
 
+    /// Resize the terminal (and the screen with it). Refused, changing
+    /// nothing, once the program has exited: its last screen stays as it was.
     pub fn resize(&self, cols: u16, rows: u16) -> io::Result<()> {
         let mut st = lock(&self.inner.state);
+        if st.exit.is_some() {
+            return Err(exited());
+        }
         st.screen.resize(cols, rows);
         self.inner.pty.set_size(cols, rows)?;
         self.inner.changed.notify_all();
         drop(st);
         self.inner.record(|rec| rec.resize(cols, rows));
+        Ok(())
+    }
+
+    /// A caller's signal: [`Session::signal`] while the program runs,
+    /// refused once it has exited (what it left behind is for `stop` to end).
+    pub fn send_signal(&self, sig: Signal) -> io::Result<()> {
+        if lock(&self.inner.state).exit.is_some() {
+            return Err(exited());
+        }
+        self.signal(sig);
         Ok(())
     }
 

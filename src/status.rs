@@ -5,11 +5,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::session::Exit;
 
-/// The program's state as the status line's last clause words it.
+/// The program's state as the status line's last clause words it: seed
+/// 002's `still running`, `exited` or `exited: <error>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
     Running,
-    /// The kernel says the program is blocked reading its terminal.
+    /// The kernel says the program is blocked reading its terminal:
+    /// `still running, waiting for input`, so that a client of the seed that
+    /// looks for `still running` still finds it.
     WaitingForInput,
     Exited(Exit),
 }
@@ -18,7 +21,7 @@ pub enum State {
 pub fn line(now: SystemTime, running_for: Duration, quiet_for: Duration, state: State) -> String {
     let clause = match state {
         State::Running => "still running".to_string(),
-        State::WaitingForInput => "waiting for input".to_string(),
+        State::WaitingForInput => "still running, waiting for input".to_string(),
         State::Exited(e) => exited(e),
     };
     format!(
@@ -214,6 +217,22 @@ mod tests {
         assert!(l.starts_with("[ptybroker: "), "{l}");
         assert!(
             l.ends_with(" | running for 16s, quiet for 1.5s, still running]"),
+            "{l}"
+        );
+    }
+
+    /// Seed 002's final clause stays whole: a client looking for `still
+    /// running` finds it while the program waits for input too.
+    #[test]
+    fn waiting_for_input_is_still_running() {
+        let l = line(
+            UNIX_EPOCH,
+            Duration::from_secs(3),
+            Duration::from_millis(200),
+            State::WaitingForInput,
+        );
+        assert!(
+            l.ends_with(", quiet for 0.2s, still running, waiting for input]"),
             "{l}"
         );
     }

@@ -1042,3 +1042,109 @@ fn session_names_are_any_text_a_client_picks() {
     assert!(out.stdout.contains(name), "{out:?}");
     sb.run(&["kill-session", "--session", name]).ok();
 }
+
+/// `read --json` is `pty/read`'s result, whose cursor seed 000 counts from
+/// 1; `render --format json` prints a frame, whose cursor counts from 0.
+#[test]
+fn read_counts_the_cursor_from_1_and_render_json_from_0() {
+    let sb = Sandbox::new("cursorbase");
+    sb.run(&[
+        "start",
+        "-s",
+        "k",
+        "--",
+        "sh",
+        "-c",
+        "printf 'ab\\ncde'; exec cat",
+    ])
+    .ok();
+    wait_match(&sb, "k", "cde");
+    let r = json_of(&sb.run(&["read", "-s", "k", "--json"]).ok());
+    assert_eq!(
+        r["cursor"],
+        serde_json::json!({"row": 2, "col": 4, "visible": true}),
+        "{r}"
+    );
+    let file = sb.work("cap").join("screen.raw");
+    std::fs::write(&file, "ab\r\ncde").expect("write capture");
+    let f = json_of(
+        &sb.run(&["render", "--format", "json", file.to_str().expect("utf-8")])
+            .ok(),
+    );
+    assert_eq!(
+        (f["cursor"]["row"].as_u64(), f["cursor"]["col"].as_u64()),
+        (Some(1), Some(3)),
+        "{f}"
+    );
+    sb.run(&["stop", "-s", "k"]).ok();
+}
+
+/// More output than the transcript keeps: `step` starts at a whole line
+/// and says how many bytes before it were dropped, that partial line
+/// included; `--screen` shows a screen that lost nothing and says nothing.
+#[test]
+fn a_step_after_the_ring_dropped_output_starts_at_a_whole_line() {
+    let sb = Sandbox::new("dropped");
+    let script = "read x; seq 1 200000; read y; seq 1 200000; read z";
+    for s in ["stream", "screen"] {
+        sb.run(&["start", "-s", s, "--", "sh", "-c", script]).ok();
+    }
+    let out = sb
+        .run(&["step", "-s", "stream", "--max-wait", "120000", "go"])
+        .ok();
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let first: u64 = lines[0]
+        .parse()
+        .unwrap_or_else(|_| panic!("not a whole number: {:?}", lines[0]));
+    assert!(first > 1, "nothing was dropped? {:?}", lines[0]);
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(*l, (first + i as u64).to_string(), "line {i}");
+    }
+    assert_eq!(lines.last(), Some(&"200000"));
+    // Before the first line shown: the echo of `go` and every earlier
+    // number, each ending in CR LF on the terminal.
+    let before: u64 = 4
+        + (1..first)
+            .map(|n| n.to_string().len() as u64 + 2)
+            .sum::<u64>();
+    let err: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(err.len(), 2, "{err:?}");
+    assert!(
+        err[0].starts_with(&format!(
+            "[ptybroker: {before} bytes of output were dropped"
+        )),
+        "{err:?}"
+    );
+    assert!(re(STATUS_LINE).is_match(err[1]), "{err:?}");
+
+    let out = sb
+        .run(&[
+            "step",
+            "-s",
+            "screen",
+            "--screen",
+            "--max-wait",
+            "120000",
+            "go",
+        ])
+        .ok();
+    assert!(out.stdout.contains("200000"), "{:?}", out.stdout);
+    out.assert_one_stderr_line(STATUS_LINE);
+    let r = json_of(
+        &sb.run(&[
+            "step",
+            "-s",
+            "screen",
+            "--screen",
+            "--json",
+            "--max-wait",
+            "120000",
+            "more",
+        ])
+        .ok(),
+    );
+    assert_eq!(r["dropped"], 0, "{r}");
+    for s in ["stream", "screen"] {
+        sb.run(&["stop", "-s", s]).ok();
+    }
+}

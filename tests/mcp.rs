@@ -1240,3 +1240,58 @@ fn an_id_already_in_flight_is_refused() {
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     c.notify("notifications/cancelled", json!({"requestId": 77}));
 }
+
+/// Once the program has exited, the tools that would act on it are tool
+/// errors that say so and what to do next; nothing changes.
+#[test]
+fn acting_on_an_exited_program_is_a_tool_error() {
+    let mut c = Client::legacy("2025-11-25");
+    c.ok(
+        "terminal_start",
+        json!({"shell": "sh", "args": ["-c", "exit 3"], "name": "gone"}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": "gone", "quiet_ms": 30000, "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "exited", "{w}");
+    for (tool, args) in [
+        ("terminal_send", json!({"session_id": "gone", "text": "x"})),
+        (
+            "terminal_resize",
+            json!({"session_id": "gone", "cols": 50, "rows": 10}),
+        ),
+        ("terminal_interrupt", json!({"session_id": "gone"})),
+    ] {
+        let e = c.err(tool, args);
+        assert!(
+            e.starts_with("session \"gone\" has exited (exited: exit status 3)"),
+            "{tool}: {e}"
+        );
+        assert!(e.contains("terminal_start"), "{tool}: {e}");
+    }
+    let l = c.ok("terminal_list", json!({}));
+    assert_eq!(
+        l["sessions"][0]["size"],
+        json!({"cols": 120, "rows": 30}),
+        "{l}"
+    );
+}
+
+/// `terminal_screen`'s cursor counts from 0 at the top-left cell, as its
+/// schema says.
+#[test]
+fn the_screen_cursor_counts_from_0() {
+    let mut c = Client::legacy("2025-11-25");
+    c.ok(
+        "terminal_start",
+        json!({"shell": "sh", "args": ["-c", "printf 'ab\\ncde'; exec cat"], "name": "k"}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": "k", "until": "cde", "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "matched", "{w}");
+    let s = c.ok("terminal_screen", json!({"session_id": "k"}));
+    assert_eq!(s["cursor"], json!({"x": 3, "y": 1}), "{s}");
+}

@@ -629,3 +629,80 @@ fn out_of_range_signals_and_blank_commands_are_invalid_params() {
     }
     assert_eq!(c.err("pty/status", json!({"session": "d"}))["code"], -32000);
 }
+
+/// Once the program has exited, every request that would act on it is
+/// refused with the same server error `pty/write` gives, and nothing
+/// changes: the last screen keeps its size.
+#[test]
+fn acting_on_an_exited_program_is_a_server_error() {
+    let sb = Sandbox::new("rpcexited");
+    sb.run(&["start", "--session", "e", "--", "true"]).ok();
+    let mut c = sb.rpc();
+    let w = c.ok(
+        "pty/wait",
+        json!({"session": "e", "exit": true, "timeout": 30_000}),
+    );
+    assert_eq!(w["reason"], "exited", "{w}");
+    for (method, params) in [
+        (
+            "pty/write",
+            json!({"session": "e", "action": {"text": "x"}}),
+        ),
+        (
+            "pty/resize",
+            json!({"session": "e", "cols": 50, "rows": 10}),
+        ),
+        ("pty/signal", json!({"session": "e", "signal": "INT"})),
+        ("pty/signal", json!({"session": "e", "signal": "TERM"})),
+    ] {
+        let e = c.err(method, params.clone());
+        assert_eq!(
+            (e["code"].as_i64(), e["message"].as_str()),
+            (Some(-32000), Some("the program has exited")),
+            "{method} {params}: {e}"
+        );
+    }
+    let st = c.ok("pty/status", json!({"session": "e"}));
+    assert_eq!(st["size"], json!({"cols": 100, "rows": 30}), "{st}");
+}
+
+/// Seed 000 counts its `cursor` from 1; the structured frame beside it
+/// counts from 0, as every frame does (see `render --format json` and the
+/// driver's `capture`).
+#[test]
+fn the_cursor_counts_from_1_in_seed_000_and_from_0_in_the_frame() {
+    let sb = Sandbox::new("rpccursor");
+    sb.run(&[
+        "start",
+        "-s",
+        "k",
+        "--",
+        "sh",
+        "-c",
+        "printf 'ab\\ncde'; exec cat",
+    ])
+    .ok();
+    let mut c = sb.rpc();
+    let w = c.wait_for("k", "cde");
+    assert_eq!(
+        w["cursor"],
+        json!({"row": 2, "col": 4, "visible": true}),
+        "{w}"
+    );
+    let r = c.ok("pty/read", json!({"session": "k"}));
+    assert_eq!(
+        r["cursor"],
+        json!({"row": 2, "col": 4, "visible": true}),
+        "{r}"
+    );
+    let f = c.ok("pty/read", json!({"session": "k", "format": "json"}));
+    assert_eq!(f["cursor"], r["cursor"], "{f}");
+    assert_eq!(
+        (
+            f["frame"]["cursor"]["row"].as_u64(),
+            f["frame"]["cursor"]["col"].as_u64()
+        ),
+        (Some(1), Some(3)),
+        "{f}"
+    );
+}

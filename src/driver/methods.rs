@@ -66,7 +66,17 @@ fn from_manager(e: manager::Error) -> DriverError {
         manager::Error::Running(n, _) => {
             DriverError::failed(format!("session {n} is already running (stop it first)"))
         }
+        manager::Error::Exited => DriverError::failed(crate::session::EXITED),
         manager::Error::Failed(m) => DriverError::failed(m),
+    }
+}
+
+/// A refusal by the core about this request's session, in seed 003's words
+/// for an exited program (`session app has exited`).
+fn refused(req: &Request, e: manager::Error) -> DriverError {
+    match e {
+        manager::Error::Exited => exited(req),
+        e => from_manager(e),
     }
 }
 
@@ -78,15 +88,6 @@ fn name(req: &Request) -> &str {
 
 fn session(d: &Driver, req: &Request) -> Result<Arc<Session>, DriverError> {
     d.manager.get(name(req)).map_err(from_manager)
-}
-
-/// The session, refusing if its program has exited (nothing is sent then).
-fn running(d: &Driver, req: &Request) -> Result<Arc<Session>, DriverError> {
-    let s = session(d, req)?;
-    if !s.status().running() {
-        return Err(exited(req));
-    }
-    Ok(s)
 }
 
 fn exited(req: &Request) -> DriverError {
@@ -274,14 +275,8 @@ fn send(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
             ))
         }
     };
-    let s = running(d, req)?;
-    let written = ops::send(&s, &inputs).map_err(|e| {
-        if s.status().running() {
-            from_manager(e)
-        } else {
-            exited(req)
-        }
-    })?;
+    let s = session(d, req)?;
+    let written = ops::send(&s, &inputs).map_err(|e| refused(req, e))?;
     Ok(json!({ "written": written }))
 }
 
@@ -303,7 +298,7 @@ fn mouse(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> 
         })
     };
     let (x, y) = (coord("x")?, coord("y")?);
-    let s = running(d, req)?;
+    let s = session(d, req)?;
     let (Ok(x), Ok(y)) = (u16::try_from(x), u16::try_from(y)) else {
         let (cols, rows) = s.with_screen(|scr| (scr.cols(), scr.rows()));
         return Err(DriverError::failed(format!(
@@ -319,13 +314,7 @@ fn mouse(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> 
         alt: flag(p, "alt")?,
         ctrl: flag(p, "ctrl")?,
     };
-    ops::mouse(&s, &ev).map_err(|e| {
-        if s.status().running() {
-            from_manager(e)
-        } else {
-            exited(req)
-        }
-    })?;
+    ops::mouse(&s, &ev).map_err(|e| refused(req, e))?;
     Ok(Value::Null)
 }
 
@@ -523,8 +512,7 @@ fn recording(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverErr
 fn resize(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
     let (cols, rows) = params::size(&req.params, None, None)?;
     let s = session(d, req)?;
-    s.resize(cols, rows)
-        .map_err(|e| DriverError::failed(format!("resize failed: {e}")))?;
+    ops::resize(&s, cols, rows).map_err(|e| refused(req, e))?;
     Ok(json!({"cols": cols, "rows": rows}))
 }
 

@@ -265,6 +265,18 @@ fn failed(e: manager::Error) -> String {
     e.to_string()
 }
 
+/// A refusal by the core about session `id`, saying for an exited program
+/// how it ended and what the model can do instead.
+fn refused(id: &str, s: &Session, e: manager::Error) -> String {
+    match (e, s.status().exit) {
+        (manager::Error::Exited, Some(x)) => format!(
+            "session {id:?} has exited ({}); terminal_read shows its last output, terminal_start starts a new one",
+            crate::status::exited(x)
+        ),
+        (e, _) => failed(e),
+    }
+}
+
 /// `Session::wait`, given up early when the request is cancelled.
 fn wait_until(s: &Session, until: &Until, timeout: Duration, cancel: &Arc<AtomicBool>) -> Reason {
     let until = Until {
@@ -375,16 +387,7 @@ fn send(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     }
     let inputs: Vec<Input> = (0..repeat).flat_map(|_| once.iter().cloned()).collect();
     let bytes = ops::encode(&s, &inputs).map_err(failed)?;
-    if let Err(e) = s.write(&bytes) {
-        let st = s.status();
-        return Err(match st.exit {
-            Some(x) => format!(
-                "session {id:?} has exited ({}); terminal_read shows its last output, terminal_start starts a new one",
-                crate::status::exited(x)
-            ),
-            None => e.to_string(),
-        });
-    }
+    ops::write(&s, &bytes).map_err(|e| refused(&id, &s, e))?;
     Ok(json!({
         "session_id": id,
         "sent_chars": String::from_utf8_lossy(&bytes).chars().count(),
@@ -539,7 +542,7 @@ fn screen(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     Ok(json!({
         "session_id": id,
         "text": out,
-        "cursor": {"x": view.cursor_col - 1, "y": view.cursor_row - 1},
+        "cursor": crate::frame::cursor_xy_json(view.cursor),
         "cols": view.cols,
         "rows": view.rows,
         "running": st.running(),
@@ -558,7 +561,7 @@ fn interrupt(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome 
     } else {
         limits::MCP_INTERRUPT_GRACE
     };
-    let done = ops::interrupt(&s, grace).map_err(failed)?;
+    let done = ops::interrupt(&s, grace).map_err(|e| refused(&id, &s, e))?;
     Ok(json!({
         "session_id": id,
         "sent": done.sent,
@@ -575,8 +578,7 @@ fn resize(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     let (Some(cols), Some(rows)) = (cols, rows) else {
         return Err("cols and rows are both required".into());
     };
-    s.resize(cols as u16, rows as u16)
-        .map_err(|e| format!("cannot resize: {e}"))?;
+    ops::resize(&s, cols as u16, rows as u16).map_err(|e| refused(&id, &s, e))?;
     Ok(json!({"session_id": id, "size": {"cols": cols, "rows": rows}}))
 }
 

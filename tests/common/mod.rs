@@ -32,8 +32,10 @@ const MARKER: &str = "PTYBROKER_TEST_SANDBOX";
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
-/// A status line as seed 002 prints it (with `ptybroker:`).
-pub const STATUS_LINE: &str = r"^\[ptybroker: \d\d:\d\d:\d\d \| running for \S+, quiet for \S+, (still running|waiting for input|exited.*)\]$";
+/// A status line as seed 002 prints it (with `ptybroker:`): its final
+/// clause `still running` (with what the kernel adds), `exited` or
+/// `exited: <error>`.
+pub const STATUS_LINE: &str = r"^\[ptybroker: \d\d:\d\d:\d\d \| running for \S+, quiet for \S+, (still running(, waiting for input)?|exited|exited: .+)\]$";
 
 /// The line `stop` and `kill-session` print.
 pub const STOP_LINE: &str = r#"^\[ptybroker: \d\d:\d\d:\d\d \| ran for \S+, (exited.*|still running), session "[^"]+" stopped\]$"#;

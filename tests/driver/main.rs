@@ -499,3 +499,50 @@ fn session_ids_with_spaces_work() {
     let st = c.ok("status", "my app", json!({}));
     assert_eq!(st["sessionId"], "my app", "{st}");
 }
+
+/// Seed 003's answer for a session whose program has exited, whatever the
+/// request would have done to it: input, mouse and resize alike.
+#[test]
+fn an_exited_session_refuses_resize_as_it_refuses_input() {
+    let mut c = Client::start("drv-exited");
+    c.launch("gone", &["/bin/sh", "-c", "exit 3"], json!({}));
+    c.ok("waitForExit", "gone", json!({"timeoutMs": WAIT_MS}));
+    for (method, params) in [
+        ("send", json!({"input": [{"type": "text", "value": "x"}]})),
+        ("mouse", json!({"action": "click", "x": 1, "y": 1})),
+        ("resize", json!({"cols": 50, "rows": 10})),
+    ] {
+        let (code, msg) = c.err(method, "gone", params);
+        assert_eq!(
+            (code.as_str(), msg.as_str()),
+            ("REQUEST_FAILED", "session gone has exited"),
+            "{method}"
+        );
+    }
+    let st = c.ok("status", "gone", json!({}));
+    assert_eq!(
+        (st["cols"].as_u64(), st["rows"].as_u64()),
+        (Some(100), Some(30)),
+        "{st}"
+    );
+    assert!(c.finish().success());
+}
+
+/// The frame counts cells from 0, as seed 003's mouse coordinates do: the
+/// cursor's cell is the one a click at `x = col, y = row` lands on.
+#[test]
+fn the_frame_cursor_counts_from_0_like_mouse_cells() {
+    let mut c = Client::start("drv-cursor");
+    let argv = sh("printf 'ab\\ncde'; exec cat");
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    c.launch("k", &argv, json!({}));
+    c.wait_text("k", "cde");
+    let cap = c.capture("k", json!({}));
+    let cursor = &cap["frame"]["cursor"];
+    assert_eq!(
+        (cursor["row"].as_u64(), cursor["col"].as_u64()),
+        (Some(1), Some(3)),
+        "{cap}"
+    );
+    assert!(c.finish().success());
+}
