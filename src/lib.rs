@@ -42,6 +42,7 @@ pub mod server;
 pub mod session;
 pub mod settle;
 pub mod status;
+mod sync;
 pub mod text;
 pub mod transcript;
 pub mod vt;

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use regex_lite::Regex;
@@ -17,6 +17,7 @@ use crate::limits;
 use crate::manager::{self, Manager};
 use crate::ops::{self, Format, Input, Selection, Settle};
 use crate::session::{Cancel, Options, OutputText, Reason, Session, Status, Until};
+use crate::sync::lock;
 use crate::text;
 
 /// What every tool call runs against.
@@ -28,10 +29,6 @@ pub struct Ctx {
     next_name: AtomicU64,
     /// The server's working directory: the default `cwd`.
     cwd: PathBuf,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Ctx {
