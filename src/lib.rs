@@ -34,6 +34,7 @@ pub mod lines;
 pub mod manager;
 pub mod mcp;
 pub mod ops;
+mod procstat;
 pub mod pty;
 pub mod record;
 pub mod replay;
