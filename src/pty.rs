@@ -155,6 +155,7 @@ pub fn spawn(opts: &SpawnOptions) -> io::Result<(Pty, Child)> {
     // SAFETY: the hook runs in the forked child before exec and only makes
     // async-signal-safe system calls (setsid, ioctl, prlimit) through rustix,
     // which neither allocates nor takes locks; `restore` is a copied value.
+    #[allow(unsafe_code)]
     unsafe {
         cmd.pre_exec(move || {
             rustix::process::setsid()?;
@@ -260,6 +261,7 @@ pub fn descendants(pid: i32) -> Vec<i32> {
 pub fn spawn_detached(cmd: &mut Command) -> io::Result<Child> {
     // SAFETY: the hook runs in the forked child before exec and makes one
     // async-signal-safe system call (setsid) that neither allocates nor locks.
+    #[allow(unsafe_code)]
     unsafe {
         cmd.pre_exec(|| {
             rustix::process::setsid()?;
