@@ -28,8 +28,7 @@ pub const INTERNAL_ERROR: i64 = -32603;
 /// A valid request the server cannot carry out (seed 000).
 pub const SERVER_ERROR: i64 = -32000;
 
-/// A request's `params`, by name.
-pub type Params = Map<String, Value>;
+pub use crate::params::Params;
 
 /// A JSON-RPC error: code, message and optional data.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -35,6 +35,7 @@ pub mod lines;
 pub mod manager;
 pub mod mcp;
 pub mod ops;
+pub mod params;
 mod procstat;
 pub mod pty;
 pub mod record;

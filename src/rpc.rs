@@ -10,6 +10,7 @@ use crate::jsonrpc::{self, Params};
 use crate::limits;
 use crate::manager::{self, Manager};
 use crate::ops::{self, Format, Input, Selection, Settle, View};
+use crate::params::{self, ParamError};
 use crate::session::{Cancel, Exit, Options, Reason, Session, SettleSpec, Status, Until};
 
 pub use crate::jsonrpc::{
@@ -142,30 +143,21 @@ pub fn answer(line: Result<&[u8], usize>, ctx: &Ctx) -> Option<(String, After)> 
 
 // ---- parameter helpers ------------------------------------------------------
 
+/// A parameter of the wrong type, as seed 000's invalid params.
+fn invalid(e: ParamError) -> RpcError {
+    RpcError::params(e.to_string())
+}
+
 fn opt_u64(p: &Params, key: &str) -> Result<Option<u64>, RpcError> {
-    match p.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| RpcError::params(format!("{key} must be a non-negative integer"))),
-    }
+    params::u64_param(p, key).map_err(invalid)
 }
 
 fn opt_str<'a>(p: &'a Params, key: &str) -> Result<Option<&'a str>, RpcError> {
-    match p.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(RpcError::params(format!("{key} must be a string"))),
-    }
+    params::str_param(p, key).map_err(invalid)
 }
 
 fn opt_bool(p: &Params, key: &str) -> Result<Option<bool>, RpcError> {
-    match p.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(RpcError::params(format!("{key} must be true or false"))),
-    }
+    params::bool_param(p, key).map_err(invalid)
 }
 
 fn opt_ms(p: &Params, key: &str) -> Result<Option<Duration>, RpcError> {
@@ -419,9 +411,7 @@ fn kill(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
 }
 
 fn string_list(v: &Value, what: &str) -> Result<Vec<String>, RpcError> {
-    v.as_array()
-        .and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect())
-        .ok_or_else(|| RpcError::params(format!("{what} must be an array of strings")))
+    params::strings_of(v, what).map_err(invalid)
 }
 
 fn start(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
@@ -453,23 +443,9 @@ fn start(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     opts.spawn.cwd = opt_str(p, "cwd")?.map(Into::into);
     opts.spawn.clean_env = opt_bool(p, "cleanEnv")?.unwrap_or(false);
     opts.term = opt_str(p, "term")?.map(str::to_string);
-    match p.get("env") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(env)) => {
-            for (k, v) in env {
-                let v = v.as_str().ok_or_else(|| {
-                    RpcError::params(format!("env value of {k} must be a string"))
-                })?;
-                if k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0') {
-                    return Err(RpcError::params(format!(
-                        "invalid environment variable name {k:?}"
-                    )));
-                }
-                opts.spawn.env.push((k.clone(), v.to_string()));
-            }
-        }
-        Some(_) => return Err(RpcError::params("env must be an object of strings")),
-    }
+    opts.spawn
+        .env
+        .extend(params::env(p, "env").map_err(invalid)?.unwrap_or_default());
     let replace = opt_bool(p, "replace")?.unwrap_or(false);
     let s = ctx.manager.start(name, &opts, replace)?;
     Ok(json!({"session": name, "pid": s.pid(), "size": {"cols": cols, "rows": rows}}))

@@ -281,6 +281,13 @@ fn every_documented_error_has_its_code_and_the_connection_survives() {
             .contains("SHOULD-NOT-RUN"),
         "{r}"
     );
+    // A number is a JSON number: 2.0 is the integer 2 (as in MCP's tools).
+    let r = c.ok("pty/read", json!({"top": 2.0}));
+    assert_eq!(
+        r["screen"].as_str().map(|s| s.lines().count()),
+        Some(2),
+        "{r}"
+    );
     // The size did not change under the refused resizes.
     let r = c.ok("pty/read", json!({}));
     assert_eq!(r["size"], json!({"cols": 100, "rows": 30}));
