@@ -7,10 +7,11 @@ use std::collections::VecDeque;
 use std::io;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::limits;
+use crate::sync::lock;
 
 /// TCP connections that must authenticate and have not yet, oldest first.
 /// They have a room of their own, [`limits::MAX_UNAUTHENTICATED`] places,
@@ -114,8 +115,4 @@ impl Waiting {
             let _ = self.sock.shutdown(std::net::Shutdown::Read);
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }

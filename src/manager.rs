@@ -2,11 +2,12 @@
 //! MCP server), with the limits that protect it.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::limits;
 use crate::session::{Options, Session};
+use crate::sync::lock;
 
 /// Errors a front end maps onto its protocol's own shape.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,10 +70,6 @@ impl Drop for Slot<'_> {
             lock(&self.manager.table).starting -= 1;
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Session names are any text a client picks (the seeds restrict none):

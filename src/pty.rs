@@ -17,6 +17,8 @@ use rustix::fs::{self, Mode, OFlags};
 use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
 use rustix::termios::{tcsetwinsize, Winsize};
 
+use crate::procstat;
+
 /// What to run and how. Sizes are assumed to be validated by the caller
 /// (see `limits`).
 #[derive(Clone, Debug)]
@@ -153,6 +155,7 @@ pub fn spawn(opts: &SpawnOptions) -> io::Result<(Pty, Child)> {
     // SAFETY: the hook runs in the forked child before exec and only makes
     // async-signal-safe system calls (setsid, ioctl, prlimit) through rustix,
     // which neither allocates nor takes locks; `restore` is a copied value.
+    #[allow(unsafe_code)]
     unsafe {
         cmd.pre_exec(move || {
             rustix::process::setsid()?;
@@ -206,7 +209,7 @@ pub fn session_processes(sid: i32) -> Vec<i32> {
         else {
             continue;
         };
-        if proc_stat(pid).is_some_and(|st| st.session == sid) {
+        if procstat::read(pid).is_some_and(|st| st.session == sid) {
             out.push(pid);
         }
     }
@@ -222,8 +225,8 @@ fn process_table() -> Vec<(i32, i32)> {
     dir.flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(|pid| {
-            let st = proc_stat(pid)?;
-            (st.state != 'Z' && st.state != 'X').then_some((pid, st.ppid))
+            let st = procstat::read(pid)?;
+            (st.state != b'Z' && st.state != b'X').then_some((pid, st.ppid))
         })
         .collect()
 }
@@ -253,37 +256,12 @@ pub fn descendants(pid: i32) -> Vec<i32> {
     out
 }
 
-/// The fields of `/proc/PID/stat` that ptybroker reads.
-#[derive(Clone, Debug)]
-pub struct ProcStat {
-    pub state: char,
-    pub ppid: i32,
-    pub pgrp: i32,
-    pub session: i32,
-}
-
-pub fn proc_stat(pid: i32) -> Option<ProcStat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields start after the last ')'.
-    let rest = &text[text.rfind(')')? + 1..];
-    let mut f = rest.split_ascii_whitespace();
-    let state = f.next()?.chars().next()?;
-    let ppid = f.next()?.parse().ok()?;
-    let pgrp = f.next()?.parse().ok()?;
-    let session = f.next()?.parse().ok()?;
-    Some(ProcStat {
-        state,
-        ppid,
-        pgrp,
-        session,
-    })
-}
-
 /// Spawn a process that leaves our session (for the daemon), so that closing
 /// the caller's terminal does not hang it up.
 pub fn spawn_detached(cmd: &mut Command) -> io::Result<Child> {
     // SAFETY: the hook runs in the forked child before exec and makes one
     // async-signal-safe system call (setsid) that neither allocates nor locks.
+    #[allow(unsafe_code)]
     unsafe {
         cmd.pre_exec(|| {
             rustix::process::setsid()?;

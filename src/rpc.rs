@@ -4,38 +4,21 @@
 
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
+use crate::jsonrpc::{self, Params};
 use crate::limits;
 use crate::manager::{self, Manager};
 use crate::ops::{self, Format, Input, Selection, Settle, View};
+use crate::params::{self, ParamError};
 use crate::session::{Cancel, Exit, Options, Reason, Session, SettleSpec, Status, Until};
 
-/// Error codes, as seed 000 lists them.
-pub const PARSE_ERROR: i64 = -32700;
-pub const INVALID_REQUEST: i64 = -32600;
-pub const METHOD_NOT_FOUND: i64 = -32601;
-pub const INVALID_PARAMS: i64 = -32602;
-pub const INTERNAL_ERROR: i64 = -32603;
-pub const SERVER_ERROR: i64 = -32000;
+pub use crate::jsonrpc::{
+    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, SERVER_ERROR,
+};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RpcError {
-    pub code: i64,
-    pub message: String,
-}
-
-impl RpcError {
-    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
-        RpcError {
-            code,
-            message: message.into(),
-        }
-    }
-    fn params(message: impl Into<String>) -> RpcError {
-        RpcError::new(INVALID_PARAMS, message)
-    }
-}
+/// A method's failure, in [`jsonrpc`]'s one shape.
+pub type RpcError = jsonrpc::Error;
 
 impl From<manager::Error> for RpcError {
     fn from(e: manager::Error) -> RpcError {
@@ -66,7 +49,6 @@ pub enum After {
     Exit,
 }
 
-type Params = Map<String, Value>;
 type Handler = fn(&Ctx, &Params) -> Result<Value, RpcError>;
 
 /// Every method, by name. The README and man page list the same set.
@@ -86,15 +68,9 @@ pub const METHODS: &[(&str, Handler)] = &[
     ("pty/record", record),
 ];
 
-/// The response envelope for `id`.
+/// The response envelope for `id`, as a line.
 pub fn response(id: &Value, result: Result<Value, RpcError>) -> String {
-    let v = match result {
-        Ok(r) => json!({"jsonrpc": "2.0", "result": r, "id": id}),
-        Err(e) => {
-            json!({"jsonrpc": "2.0", "error": {"code": e.code, "message": e.message}, "id": id})
-        }
-    };
-    v.to_string()
+    jsonrpc::response(id, result).to_string()
 }
 
 /// A parsed request: its id, method and params.
@@ -104,72 +80,57 @@ pub struct Request {
     pub params: Params,
 }
 
-/// Check a line's envelope. On failure returns the error response to send.
-pub fn parse(line: &str) -> Result<Request, String> {
-    let v: Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => {
-            return Err(response(
-                &Value::Null,
-                Err(RpcError::new(PARSE_ERROR, format!("Parse error: {e}"))),
-            ))
-        }
+/// Read a [`jsonrpc::Frame`] as seed 000 takes it: one request, with an id.
+fn request(frame: jsonrpc::Frame) -> Result<Request, jsonrpc::Refusal> {
+    let refuse = |why: &str| jsonrpc::Refusal {
+        id: Value::Null,
+        error: RpcError::invalid_request(why),
     };
-    let invalid = |id: &Value, m: &str| response(id, Err(RpcError::new(INVALID_REQUEST, m)));
-    let Value::Object(mut obj) = v else {
-        return Err(invalid(
-            &Value::Null,
-            "Invalid request: expected a JSON object",
-        ));
+    let jsonrpc::Frame::One(msg) = frame else {
+        return Err(refuse("batches are not supported; send one request a line"));
     };
-    let id = match obj.remove("id") {
-        Some(id @ (Value::Number(_) | Value::String(_))) => id,
-        Some(Value::Null) | None => {
-            return Err(invalid(
-                &Value::Null,
-                "Invalid request: missing id (notifications are not supported)",
-            ))
+    match jsonrpc::message(msg)? {
+        jsonrpc::Message::Request { id, method, params } => Ok(Request { id, method, params }),
+        jsonrpc::Message::Notification { .. } => {
+            Err(refuse("missing id (notifications are not supported)"))
         }
-        Some(_) => {
-            return Err(invalid(
-                &Value::Null,
-                "Invalid request: id must be a number or string",
-            ))
-        }
-    };
-    if obj.contains_key("op") {
-        return Err(invalid(
-            &id,
-            "Invalid request: the legacy {op} protocol is not supported; send a JSON-RPC 2.0 method",
-        ));
+        jsonrpc::Message::Response => Err(refuse(
+            "method must be a string (this server sends no requests to answer)",
+        )),
     }
-    if obj.get("jsonrpc") != Some(&json!("2.0")) {
-        return Err(invalid(&id, "Invalid request: jsonrpc must be \"2.0\""));
-    }
-    let method = match obj.remove("method") {
-        Some(Value::String(m)) => m,
-        _ => return Err(invalid(&id, "Invalid request: method must be a string")),
-    };
-    let params = match obj.remove("params") {
-        None => Map::new(),
-        Some(Value::Object(p)) => p,
-        Some(_) => return Err(invalid(&id, "Invalid request: params must be an object")),
-    };
-    Ok(Request { id, method, params })
 }
 
-/// Answer one request line.
-pub fn handle(line: &str, ctx: &Ctx) -> (String, After) {
-    let req = match parse(line) {
-        Ok(r) => r,
-        Err(resp) => return (resp, After::Continue),
+/// Check a line's envelope. On failure returns the error response to send.
+pub fn parse(line: &str) -> Result<Request, String> {
+    let frame = match jsonrpc::decode(Ok(line.as_bytes())) {
+        Ok(Some(frame)) => frame,
+        Ok(None) => {
+            return Err(response(
+                &Value::Null,
+                Err(RpcError::invalid_request("empty line")),
+            ))
+        }
+        Err(e) => return Err(response(&Value::Null, Err(e))),
+    };
+    request(frame).map_err(|r| response(&r.id, Err(r.error)))
+}
+
+/// Answer one line as [`crate::lines::read_bounded_line`] read it
+/// (`Err(len)`: too long); `None` for a blank line. Every failure is a
+/// JSON-RPC error response and the connection goes on.
+pub fn answer(line: Result<&[u8], usize>, ctx: &Ctx) -> Option<(String, After)> {
+    let req = match jsonrpc::decode(line).map(|f| f.map(request)) {
+        Ok(None) => return None,
+        Ok(Some(Ok(req))) => req,
+        Ok(Some(Err(r))) => return Some((response(&r.id, Err(r.error)), After::Continue)),
+        Err(e) => return Some((response(&Value::Null, Err(e)), After::Continue)),
     };
     let Some((_, handler)) = METHODS.iter().find(|(name, _)| *name == req.method) else {
         let e = RpcError::new(
             METHOD_NOT_FOUND,
             format!("Method not found: {}", req.method),
         );
-        return (response(&req.id, Err(e)), After::Continue);
+        return Some((response(&req.id, Err(e)), After::Continue));
     };
     let result = handler(ctx, &req.params);
     let after = if ctx.serve && req.method == "pty/kill" && result.is_ok() {
@@ -177,35 +138,26 @@ pub fn handle(line: &str, ctx: &Ctx) -> (String, After) {
     } else {
         After::Continue
     };
-    (response(&req.id, result), after)
+    Some((response(&req.id, result), after))
 }
 
 // ---- parameter helpers ------------------------------------------------------
 
+/// A parameter of the wrong type, as seed 000's invalid params.
+fn invalid(e: ParamError) -> RpcError {
+    RpcError::params(e.to_string())
+}
+
 fn opt_u64(p: &Params, key: &str) -> Result<Option<u64>, RpcError> {
-    match p.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| RpcError::params(format!("{key} must be a non-negative integer"))),
-    }
+    params::u64_param(p, key).map_err(invalid)
 }
 
 fn opt_str<'a>(p: &'a Params, key: &str) -> Result<Option<&'a str>, RpcError> {
-    match p.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(RpcError::params(format!("{key} must be a string"))),
-    }
+    params::str_param(p, key).map_err(invalid)
 }
 
 fn opt_bool(p: &Params, key: &str) -> Result<Option<bool>, RpcError> {
-    match p.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(RpcError::params(format!("{key} must be true or false"))),
-    }
+    params::bool_param(p, key).map_err(invalid)
 }
 
 fn opt_ms(p: &Params, key: &str) -> Result<Option<Duration>, RpcError> {
@@ -458,9 +410,7 @@ fn kill(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
 }
 
 fn string_list(v: &Value, what: &str) -> Result<Vec<String>, RpcError> {
-    v.as_array()
-        .and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect())
-        .ok_or_else(|| RpcError::params(format!("{what} must be an array of strings")))
+    params::strings_of(v, what).map_err(invalid)
 }
 
 fn start(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
@@ -492,23 +442,9 @@ fn start(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     opts.spawn.cwd = opt_str(p, "cwd")?.map(Into::into);
     opts.spawn.clean_env = opt_bool(p, "cleanEnv")?.unwrap_or(false);
     opts.term = opt_str(p, "term")?.map(str::to_string);
-    match p.get("env") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(env)) => {
-            for (k, v) in env {
-                let v = v.as_str().ok_or_else(|| {
-                    RpcError::params(format!("env value of {k} must be a string"))
-                })?;
-                if k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0') {
-                    return Err(RpcError::params(format!(
-                        "invalid environment variable name {k:?}"
-                    )));
-                }
-                opts.spawn.env.push((k.clone(), v.to_string()));
-            }
-        }
-        Some(_) => return Err(RpcError::params("env must be an object of strings")),
-    }
+    opts.spawn
+        .env
+        .extend(params::env(p, "env").map_err(invalid)?.unwrap_or_default());
     let replace = opt_bool(p, "replace")?.unwrap_or(false);
     let s = ctx.manager.start(name, &opts, replace)?;
     Ok(json!({"session": name, "pid": s.pid(), "size": {"cols": cols, "rows": rows}}))

@@ -382,49 +382,7 @@ pub use crate::lines::read_bounded_line;
 /// long) on an authenticated connection; `None` for a blank line. Every
 /// failure is a JSON-RPC error response and the connection goes on.
 pub fn answer_line(line: Result<&[u8], usize>, ctx: &Ctx) -> Option<(String, After)> {
-    match line {
-        Err(len) => Some((
-            rpc::response(
-                &serde_json::Value::Null,
-                Err(RpcError::new(
-                    rpc::INVALID_REQUEST,
-                    format!(
-                        "Invalid request: line of {len}+ bytes exceeds the limit of {} bytes; it was discarded",
-                        limits::MAX_LINE_BYTES
-                    ),
-                )),
-            ),
-            After::Continue,
-        )),
-        Ok(bytes) => {
-            // JSON text is UTF-8 (RFC 8259): a line that is not is not JSON,
-            // and rewriting it with U+FFFD would send the program characters
-            // the client never wrote.
-            let text = match std::str::from_utf8(bytes) {
-                Ok(t) => t,
-                Err(e) => {
-                    return Some((
-                        rpc::response(
-                            &serde_json::Value::Null,
-                            Err(RpcError::new(
-                                rpc::PARSE_ERROR,
-                                format!(
-                                    "Parse error: invalid UTF-8 at byte {}; the line was discarded",
-                                    e.valid_up_to()
-                                ),
-                            )),
-                        ),
-                        After::Continue,
-                    ))
-                }
-            };
-            let text = text.trim_end_matches('\r');
-            if text.trim().is_empty() {
-                return None;
-            }
-            Some(rpc::handle(text, ctx))
-        }
-    }
+    rpc::answer(line, ctx)
 }
 
 /// One of [`limits::MAX_CONNECTIONS`], given back on drop.

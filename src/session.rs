@@ -8,7 +8,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -22,6 +22,7 @@ use crate::limits;
 use crate::pty::{self, Pty, SpawnOptions};
 use crate::record::Recorder;
 use crate::settle::{self, Readiness, Wakes};
+use crate::sync::lock;
 use crate::transcript::{CharRead, Chunk, Transcript};
 use crate::vt::Screen;
 
@@ -388,11 +389,6 @@ impl Drop for StepTurn<'_> {
 /// A running (or exited) program on a PTY. Dropping it kills the program.
 pub struct Session {
     inner: Arc<Inner>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding the lock leaves plain data behind, still usable.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Session {

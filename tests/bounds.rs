@@ -251,8 +251,15 @@ fn the_driver_and_mcp_refuse_long_lines_and_go_on() {
     let mut input = long;
     input.extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}\n");
     let got = stdio_session(&sb, &["mcp"], input);
-    assert_eq!(got[0]["error"]["code"], -32700, "{got:?}");
-    assert!(message(&got[0]["error"]).contains("longer than"), "{got:?}");
+    // As on the socket: an invalid request, naming the limit.
+    assert_eq!(got[0]["error"]["code"], -32600, "{got:?}");
+    assert!(
+        message(&got[0]["error"]).contains(&format!(
+            "exceeds the limit of {} bytes",
+            limits::MAX_LINE_BYTES
+        )),
+        "{got:?}"
+    );
     assert_eq!(
         (got[1]["id"].clone(), got[1]["result"].clone()),
         (json!(9), json!({})),

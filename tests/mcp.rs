@@ -360,6 +360,15 @@ fn protocol_faults_are_json_rpc_errors_and_the_server_carries_on() {
     assert_eq!(c.response(&json!(5))["error"]["code"], -32600);
     c.raw(r#"{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}"#);
     assert_eq!(c.response(&Value::Null)["error"]["code"], -32600);
+    // params is an object or left out (JSON-RPC 2.0, MCP's schema), as on
+    // the socket: null is not taken for {}.
+    for params in ["null", "[]", "\"x\"", "7"] {
+        c.raw(&format!(
+            r#"{{"jsonrpc": "2.0", "id": 6, "method": "ping", "params": {params}}}"#
+        ));
+        let r = c.response(&json!(6));
+        assert_eq!(r["error"]["code"], -32600, "params {params}: {r}");
+    }
     assert_eq!(c.fault("no/such/method", json!({})), -32601);
     assert_eq!(
         c.fault("tools/call", json!({"name": "terminal_nope"})),

@@ -188,7 +188,14 @@ fn every_documented_error_has_its_code_and_the_connection_survives() {
     check_error(&mut c, no_id, -32600, Value::Null);
     let null_id = r#"{"jsonrpc":"2.0","method":"pty/status","params":{},"id":null}"#;
     check_error(&mut c, null_id, -32600, Value::Null);
-    for params in [json!([1, 2]), json!("x"), json!(7), json!(true)] {
+    // params is an object or left out: null is not taken for {} (as in MCP).
+    for params in [
+        json!(null),
+        json!([1, 2]),
+        json!("x"),
+        json!(7),
+        json!(true),
+    ] {
         let line = json!({"jsonrpc": "2.0", "method": "pty/status", "params": params, "id": 3});
         check_error(&mut c, &line.to_string(), -32600, json!(3));
     }
@@ -272,6 +279,13 @@ fn every_documented_error_has_its_code_and_the_connection_survives() {
             .as_str()
             .unwrap_or("")
             .contains("SHOULD-NOT-RUN"),
+        "{r}"
+    );
+    // A number is a JSON number: 2.0 is the integer 2 (as in MCP's tools).
+    let r = c.ok("pty/read", json!({"top": 2.0}));
+    assert_eq!(
+        r["screen"].as_str().map(|s| s.lines().count()),
+        Some(2),
         "{r}"
     );
     // The size did not change under the refused resizes.

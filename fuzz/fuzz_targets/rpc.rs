@@ -1,5 +1,5 @@
 //! Fuzz the JSON-RPC request decoder as a daemon connection runs it: bytes
-//! split into bounded lines, each answered by `rpc::handle` against a
+//! split into bounded lines, each answered by `rpc::answer` against a
 //! manager with no sessions (nothing is ever run under cargo-fuzz, see
 //! `pty::spawn`). Every line must get one well-formed response or none
 //! (a blank line), and the connection must go on.

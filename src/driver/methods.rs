@@ -149,16 +149,7 @@ fn launch(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError>
     opts.spawn.rows = rows;
     opts.spawn.cwd = opt_str(p, "cwd")?.map(PathBuf::from);
     opts.spawn.clean_env = !params::opt_bool(p, "inheritEnv")?.unwrap_or(true);
-    if let Some(env) = p.get("env").filter(|v| !v.is_null()) {
-        for (k, v) in params::string_map(env, "env")? {
-            if k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0') {
-                return Err(DriverError::invalid(format!(
-                    "params.env: invalid environment variable {k:?}"
-                )));
-            }
-            opts.spawn.env.push((k, v));
-        }
-    }
+    opts.spawn.env.extend(params::env(p, "env")?);
     let record = opt_str(p, "record")?;
     opts.record = record.map(PathBuf::from);
     // Checked after the shape, so that a malformed request is INVALID_REQUEST

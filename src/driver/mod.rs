@@ -22,7 +22,7 @@ mod turns;
 use std::io::{self, BufReader, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -30,6 +30,7 @@ use serde_json::{json, Map, Value};
 
 use crate::limits;
 use crate::manager::Manager;
+use crate::sync::lock;
 use turns::{Turn, Turns};
 
 /// The protocol version in the hello line. Breaking changes increment it.
@@ -168,10 +169,6 @@ pub fn parse(line: &str) -> Result<Request, (Value, DriverError)> {
         session,
         params,
     })
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Everything the request threads share.

@@ -1,47 +1,34 @@
-//! Reading a request's `params`: a wrong type is an INVALID_REQUEST that
-//! names the field; an absent optional field (or `null`) takes its default.
+//! Reading a request's `params` with [`crate::params`]' readers: a wrong type
+//! is an INVALID_REQUEST that names the field; an absent optional field (or
+//! `null`) takes its default.
 //! Fields this driver does not know are ignored, as seed 003 lets clients add
 //! backward-compatible optional fields.
 
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::DriverError;
 use crate::limits;
+use crate::params::{self, ParamError};
 
-pub type Params = Map<String, Value>;
+pub use crate::params::Params;
 
-fn present<'a>(p: &'a Params, key: &str) -> Option<&'a Value> {
-    p.get(key).filter(|v| !v.is_null())
+/// A parameter of the wrong type, as seed 003's INVALID_REQUEST.
+fn invalid(e: ParamError) -> DriverError {
+    DriverError::invalid(format!("params.{e}"))
 }
 
 pub fn opt_u64(p: &Params, key: &str) -> Result<Option<u64>, DriverError> {
-    present(p, key)
-        .map(|v| {
-            v.as_u64().ok_or_else(|| {
-                DriverError::invalid(format!("params.{key} must be a non-negative integer"))
-            })
-        })
-        .transpose()
+    params::u64_param(p, key).map_err(invalid)
 }
 
 pub fn opt_str<'a>(p: &'a Params, key: &str) -> Result<Option<&'a str>, DriverError> {
-    present(p, key)
-        .map(|v| {
-            v.as_str()
-                .ok_or_else(|| DriverError::invalid(format!("params.{key} must be a string")))
-        })
-        .transpose()
+    params::str_param(p, key).map_err(invalid)
 }
 
 pub fn opt_bool(p: &Params, key: &str) -> Result<Option<bool>, DriverError> {
-    present(p, key)
-        .map(|v| {
-            v.as_bool()
-                .ok_or_else(|| DriverError::invalid(format!("params.{key} must be true or false")))
-        })
-        .transpose()
+    params::bool_param(p, key).map_err(invalid)
 }
 
 pub fn flag(p: &Params, key: &str) -> Result<bool, DriverError> {
@@ -70,23 +57,10 @@ pub fn size(p: &Params, cols: Option<u16>, rows: Option<u16>) -> Result<(u16, u1
 
 /// An array of strings.
 pub fn strings(v: &Value, key: &str) -> Result<Vec<String>, DriverError> {
-    v.as_array()
-        .and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect())
-        .ok_or_else(|| DriverError::invalid(format!("params.{key} must be an array of strings")))
+    params::strings_of(v, key).map_err(invalid)
 }
 
-/// An object of string values, as `env`.
-pub fn string_map(v: &Value, key: &str) -> Result<Vec<(String, String)>, DriverError> {
-    let Value::Object(m) = v else {
-        return Err(DriverError::invalid(format!(
-            "params.{key} must be an object of strings"
-        )));
-    };
-    m.iter()
-        .map(|(k, v)| {
-            v.as_str()
-                .map(|s| (k.clone(), s.to_string()))
-                .ok_or_else(|| DriverError::invalid(format!("params.{key}.{k} must be a string")))
-        })
-        .collect()
+/// Environment variables, as `env`.
+pub fn env(p: &Params, key: &str) -> Result<Vec<(String, String)>, DriverError> {
+    Ok(params::env(p, key).map_err(invalid)?.unwrap_or_default())
 }

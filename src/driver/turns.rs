@@ -7,7 +7,9 @@
 //! `waitForText` can still produce what it waits for.
 
 use std::collections::HashMap;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex};
+
+use crate::sync::lock;
 
 /// A place in a session's queue (`key: None`: no queue, as for `shutdown`).
 #[derive(Clone, Debug)]
@@ -21,10 +23,6 @@ pub struct Turns {
     /// Per session: tickets issued, and the ticket whose turn it is.
     lines: Mutex<HashMap<String, (u64, u64)>>,
     changed: Condvar,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

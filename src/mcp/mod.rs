@@ -1,7 +1,8 @@
 //! `ptybroker mcp`: the Model Context Protocol server on stdin/stdout, with
 //! seed 004's terminal_* tools ([`catalog`] describes them, [`tools`] runs
-//! them on the core). This module is the protocol: JSON-RPC 2.0 framing,
-//! the two eras of MCP and the threads.
+//! them on the core). This module is the protocol: JSON-RPC 2.0 framing
+//! (read by [`crate::jsonrpc`], as the socket's is), the two eras of MCP and
+//! the threads.
 //!
 //! Both eras are served by one process, as the 2026-07-28 revision's
 //! "dual-era server" (basic/versioning):
@@ -32,11 +33,15 @@ mod tools;
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
 
+use crate::jsonrpc::{
+    self, Error as Fault, Frame, Message, Params, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
+};
 use crate::limits;
+use crate::sync::lock;
 
 /// Versions that open with `initialize`, newest first.
 pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -48,11 +53,7 @@ const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
 const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 
-const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
-const METHOD_NOT_FOUND: i64 = -32601;
-const INVALID_PARAMS: i64 = -32602;
-const INTERNAL_ERROR: i64 = -32603;
+/// MCP's own code (2026-07-28), beside [`jsonrpc`]'s.
 const UNSUPPORTED_VERSION: i64 = -32022;
 
 /// How long a client may cache `tools/list` and `server/discover`: the tool
@@ -107,29 +108,12 @@ fn server_info(p: Proto) -> Value {
     v
 }
 
-/// A JSON-RPC error: code, message and optional data.
-struct Fault(i64, String, Option<Value>);
-
-impl Fault {
-    fn new(code: i64, msg: impl Into<String>) -> Fault {
-        Fault(code, msg.into(), None)
-    }
-}
-
 fn error(id: &Value, f: Fault) -> Value {
-    let mut e = json!({"code": f.0, "message": f.1});
-    if let Some(d) = f.2 {
-        e["data"] = d;
-    }
-    json!({"jsonrpc": "2.0", "id": id, "error": e})
+    jsonrpc::response(id, Err(f))
 }
 
 fn ok(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    jsonrpc::response(id, Ok(result))
 }
 
 struct Server {
@@ -186,21 +170,10 @@ fn serve_on(input: &mut impl BufRead, out: Box<dyn Write + Send>, inline: bool) 
         inline,
     });
     let mut line = Vec::new();
-    loop {
-        match crate::lines::read_bounded_line(input, &mut line, limits::MAX_LINE_BYTES) {
-            Ok(Some(Ok(()))) => server.handle_line(&line),
-            Ok(Some(Err(_))) => server.send(&error(
-                &Value::Null,
-                Fault::new(
-                    PARSE_ERROR,
-                    format!(
-                        "message longer than {} bytes; it was discarded",
-                        limits::MAX_LINE_BYTES
-                    ),
-                ),
-            )),
-            Ok(None) | Err(_) => break,
-        }
+    while let Ok(Some(read)) =
+        crate::lines::read_bounded_line(input, &mut line, limits::MAX_LINE_BYTES)
+    {
+        server.handle_line(read.map(|()| line.as_slice()));
     }
     server.ctx.shutdown();
 }
@@ -213,24 +186,15 @@ impl Server {
         let _ = out.flush();
     }
 
-    fn handle_line(self: &Arc<Self>, line: &[u8]) {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return;
-        }
-        let msg: Value = match serde_json::from_slice(line) {
-            Ok(v) => v,
-            Err(e) => {
-                let f = Fault::new(PARSE_ERROR, format!("Parse error: {e}"));
-                return self.send(&error(&Value::Null, f));
-            }
+    fn handle_line(self: &Arc<Self>, line: Result<&[u8], usize>) {
+        let frame = match jsonrpc::decode(line) {
+            Ok(Some(frame)) => frame,
+            Ok(None) => return,
+            Err(e) => return self.send(&error(&Value::Null, e)),
         };
-        match msg {
+        match frame {
             // A batch (2025-03-26): answered as one array once all are done.
-            Value::Array(items) => {
-                if items.is_empty() {
-                    let f = Fault::new(INVALID_REQUEST, "Invalid request: empty batch");
-                    return self.send(&error(&Value::Null, f));
-                }
+            Frame::Batch(items) => {
                 if self.inline {
                     let answers: Vec<Value> = items
                         .into_iter()
@@ -259,7 +223,7 @@ impl Server {
                     self.send(&error(&Value::Null, f));
                 }
             }
-            m => {
+            Frame::One(m) => {
                 if let Some(answer) = self.handle_message(m, self.inline) {
                     self.send(&answer);
                 }
@@ -270,43 +234,15 @@ impl Server {
     /// Handle one message; returns the response to write now, if any (a
     /// tool call answers later from its thread unless `inline`).
     fn handle_message(self: &Arc<Self>, msg: Value, inline: bool) -> Option<Value> {
-        let invalid = |id: &Value, m: &str| {
-            Some(error(
-                id,
-                Fault::new(INVALID_REQUEST, format!("Invalid request: {m}")),
-            ))
-        };
-        let Value::Object(mut obj) = msg else {
-            return invalid(&Value::Null, "expected a JSON object");
-        };
-        if !obj.contains_key("method") && (obj.contains_key("result") || obj.contains_key("error"))
-        {
-            // A response to a request we never send.
-            return None;
-        }
-        let id = match obj.remove("id") {
-            None => None,
-            Some(id @ (Value::String(_) | Value::Number(_))) => Some(id),
-            Some(_) => return invalid(&Value::Null, "id must be a string or an integer"),
-        };
-        let id_or_null = id.clone().unwrap_or(Value::Null);
-        if obj.get("jsonrpc") != Some(&json!("2.0")) {
-            return invalid(&id_or_null, "jsonrpc must be \"2.0\"");
-        }
-        let Some(Value::String(method)) = obj.remove("method") else {
-            return invalid(&id_or_null, "method must be a string");
-        };
-        let params = match obj.remove("params") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(p)) => p,
-            Some(_) => {
-                let f = Fault::new(INVALID_PARAMS, "params must be an object");
-                return id.map(|id| error(&id, f));
+        let (id, method, params) = match jsonrpc::message(msg) {
+            Ok(Message::Request { id, method, params }) => (id, method, params),
+            Ok(Message::Notification { method, params }) => {
+                self.notification(&method, &params);
+                return None;
             }
-        };
-        let Some(id) = id else {
-            self.notification(&method, &params);
-            return None;
+            // A response to a request we never send.
+            Ok(Message::Response) => return None,
+            Err(r) => return Some(error(&r.id, r.error)),
         };
         match self.request(&id, &method, &params, inline) {
             Ok(answer) => answer,
@@ -314,7 +250,7 @@ impl Server {
         }
     }
 
-    fn notification(&self, method: &str, params: &Map<String, Value>) {
+    fn notification(&self, method: &str, params: &Params) {
         if method == "notifications/cancelled" {
             if let Some(id) = params.get("requestId") {
                 if let Some(flag) = lock(&self.inflight).get(&id.to_string()) {
@@ -327,7 +263,7 @@ impl Server {
 
     /// The protocol of a request: from its `_meta` (modern), else from
     /// `initialize`.
-    fn protocol(&self, method: &str, params: &Map<String, Value>) -> Result<Proto, Fault> {
+    fn protocol(&self, method: &str, params: &Params) -> Result<Proto, Fault> {
         let meta = params.get("_meta").and_then(Value::as_object);
         if let Some(v) = meta.and_then(|m| m.get(META_VERSION)) {
             let Some(v) = v.as_str() else {
@@ -335,11 +271,10 @@ impl Server {
                 return Err(Fault::new(INVALID_PARAMS, m));
             };
             let Some(version) = supported().into_iter().find(|s| *s == v) else {
-                return Err(Fault(
-                    UNSUPPORTED_VERSION,
-                    "Unsupported protocol version".into(),
-                    Some(json!({"supported": supported(), "requested": v})),
-                ));
+                return Err(
+                    Fault::new(UNSUPPORTED_VERSION, "Unsupported protocol version")
+                        .with_data(json!({"supported": supported(), "requested": v})),
+                );
             };
             if !meta
                 .and_then(|m| m.get(META_CAPABILITIES))
@@ -372,7 +307,7 @@ impl Server {
         self: &Arc<Self>,
         id: &Value,
         method: &str,
-        params: &Map<String, Value>,
+        params: &Params,
         inline: bool,
     ) -> Result<Option<Value>, Fault> {
         let proto = self.protocol(method, params)?;
@@ -415,7 +350,7 @@ impl Server {
 
     /// Legacy version negotiation: the client's version when we speak it,
     /// else our newest that has a handshake (2026-07-28 has none).
-    fn initialize(&self, params: &Map<String, Value>) -> Result<Value, Fault> {
+    fn initialize(&self, params: &Params) -> Result<Value, Fault> {
         let Some(asked) = params.get("protocolVersion").and_then(Value::as_str) else {
             return Err(Fault::new(
                 INVALID_PARAMS,
@@ -440,7 +375,7 @@ impl Server {
     fn call(
         self: &Arc<Self>,
         id: &Value,
-        params: &Map<String, Value>,
+        params: &Params,
         proto: Proto,
         inline: bool,
     ) -> Result<Option<Value>, Fault> {
@@ -484,10 +419,9 @@ impl Server {
             }
             if inflight.contains_key(&key) {
                 // Its cancellation and its answer would be ambiguous.
-                return Err(Fault::new(
-                    INVALID_REQUEST,
-                    format!("Invalid request: id {id} is already in use by a call in flight"),
-                ));
+                return Err(Fault::invalid_request(format!(
+                    "id {id} is already in use by a call in flight"
+                )));
             }
             inflight.insert(key.clone(), Arc::clone(&cancel));
         }

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use regex_lite::Regex;
@@ -16,7 +16,9 @@ use serde_json::{json, Map, Value};
 use crate::limits;
 use crate::manager::{self, Manager};
 use crate::ops::{self, Format, Input, Selection, Settle};
+use crate::params::{self, ParamError};
 use crate::session::{Cancel, Options, OutputText, Reason, Session, Status, Until};
+use crate::sync::lock;
 use crate::text;
 
 /// What every tool call runs against.
@@ -28,10 +30,6 @@ pub struct Ctx {
     next_name: AtomicU64,
     /// The server's working directory: the default `cwd`.
     cwd: PathBuf,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Ctx {
@@ -80,6 +78,15 @@ pub const HANDLERS: &[(&str, Handler)] = &[
     ("terminal_run", run),
 ];
 
+/// An argument of the wrong type, as a message for the model: with what it
+/// was given when that was a number out of range.
+fn say(e: ParamError) -> String {
+    match &e.got {
+        Some(v) => format!("{e}, got {v}"),
+        None => e.to_string(),
+    }
+}
+
 /// A tool's arguments with typed, bounded accessors whose errors name the
 /// argument and what it takes.
 pub struct Args<'a> {
@@ -101,77 +108,31 @@ impl<'a> Args<'a> {
         Ok(Args { map })
     }
 
-    fn get(&self, k: &str) -> Option<&'a Value> {
-        self.map.get(k).filter(|v| !v.is_null())
-    }
-
     fn str(&self, k: &str) -> Result<Option<&'a str>, String> {
-        match self.get(k) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(format!("{k} must be a string")),
-        }
+        params::str_param(self.map, k).map_err(say)
     }
 
     fn bool(&self, k: &str) -> Result<bool, String> {
-        match self.get(k) {
-            None => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(format!("{k} must be true or false")),
-        }
+        Ok(params::bool_param(self.map, k)
+            .map_err(say)?
+            .unwrap_or(false))
     }
 
     /// An integer in `lo..=hi` (a float with no fraction counts).
     fn int(&self, k: &str, lo: u64, hi: u64) -> Result<Option<u64>, String> {
-        let Some(v) = self.get(k) else {
-            return Ok(None);
-        };
-        let n = v.as_u64().or_else(|| {
-            v.as_f64()
-                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
-                .map(|f| f as u64)
-        });
-        match n {
-            Some(n) if (lo..=hi).contains(&n) => Ok(Some(n)),
-            _ => Err(format!("{k} must be an integer from {lo} to {hi}, got {v}")),
-        }
+        params::int_in(self.map, k, lo, hi).map_err(say)
     }
 
     fn strings(&self, k: &str) -> Result<Vec<String>, String> {
-        match self.get(k) {
-            None => Ok(Vec::new()),
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|v| {
-                    v.as_str()
-                        .map(str::to_string)
-                        .ok_or_else(|| format!("{k} must be an array of strings"))
-                })
-                .collect(),
-            Some(_) => Err(format!("{k} must be an array of strings")),
-        }
+        Ok(params::strings(self.map, k)
+            .map_err(say)?
+            .unwrap_or_default())
     }
 
     fn env(&self) -> Result<Vec<(String, String)>, String> {
-        let Some(v) = self.get("env") else {
-            return Ok(Vec::new());
-        };
-        let Value::Object(m) = v else {
-            return Err("env must be an object of NAME: value strings".into());
-        };
-        m.iter()
-            .map(|(k, v)| {
-                let v = v
-                    .as_str()
-                    .ok_or_else(|| format!("env value of {k} must be a string"))?;
-                if k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0') {
-                    return Err(format!(
-                        "invalid environment variable {k:?}: names are non-empty without '=', and neither holds a NUL"
-                    ));
-                }
-                Ok((k.clone(), v.to_string()))
-            })
-            .collect()
+        Ok(params::env(self.map, "env")
+            .map_err(say)?
+            .unwrap_or_default())
     }
 
     fn session(&self, ctx: &Ctx) -> Result<(String, Arc<Session>), String> {

@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::{Readiness, Wakes};
+use crate::procstat;
 
 /// A session with more processes than this is not worth walking every few
 /// milliseconds; the caller falls back to its quiet timer.
@@ -55,38 +56,6 @@ struct Member {
     /// The state of the main thread (the process's `stat` shows that one).
     state: u8,
     tids: Vec<i32>,
-}
-
-/// The fields of `/proc/PID/stat` the probe uses.
-struct Stat {
-    comm: String,
-    state: u8,
-    ppid: i32,
-    pgrp: i32,
-    threads: i64,
-}
-
-fn parse_stat(buf: &[u8]) -> Option<Stat> {
-    let open = buf.iter().position(|&b| b == b'(')?;
-    let close = buf.iter().rposition(|&b| b == b')')?;
-    let comm = String::from_utf8_lossy(buf.get(open + 1..close)?)
-        .chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect();
-    let rest = std::str::from_utf8(buf.get(close + 1..)?).ok()?;
-    let mut fields = rest.split_ascii_whitespace();
-    let state = fields.next()?.bytes().next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    // num_threads is the 20th field; pgrp was the 5th.
-    let threads = fields.nth(14)?.parse().ok()?;
-    Some(Stat {
-        comm,
-        state,
-        ppid,
-        pgrp,
-        threads,
-    })
 }
 
 /// Reads a small `/proc` file without the `statx` that `fs::read` does first.
@@ -177,7 +146,7 @@ fn find_members(leader: i32, pgid: i32) -> Result<Vec<Member>, String> {
 /// `pid` and whether it is in `pgid`; None if it is gone.
 fn read_member(pid: i32, pgid: i32, buf: &mut Vec<u8>) -> Option<(Member, bool)> {
     read_proc(&format!("/proc/{pid}/stat"), buf).ok()?;
-    let stat = parse_stat(buf)?;
+    let stat = procstat::parse(buf)?;
     let tids = if stat.threads == 1 {
         vec![pid]
     } else {
@@ -756,19 +725,6 @@ mod tests {
 
     fn who() -> String {
         "pid 1 (t)".to_string()
-    }
-
-    #[test]
-    fn stat_with_a_hostile_command_name() {
-        let line = b"42 (a) b) (c d) S 7 42 7 34816 42 4194560 1 0 0 0 0 0 0 0 20 0 3 0 1 2 3";
-        let stat = parse_stat(line).expect("parses");
-        assert_eq!(stat.comm, "a) b) (c d");
-        assert_eq!(
-            (stat.state, stat.ppid, stat.pgrp, stat.threads),
-            (b'S', 7, 42, 3)
-        );
-        assert!(parse_stat(b"42 (truncated").is_none());
-        assert!(parse_stat(b"").is_none());
     }
 
     #[test]
