@@ -627,12 +627,14 @@ const LIST_COLUMNS: [(&str, bool); 7] = [
     ("COMMAND", false),
 ];
 
-/// Lay out `rows` (the header first) in columns as wide as their widest cell.
+/// Lay out `rows` (the header first) in columns as wide as their widest
+/// cell, measured in terminal columns (a CJK name takes two per character).
 fn table(rows: &[[String; 7]]) -> String {
+    use unicode_width::UnicodeWidthStr;
     let mut width = [0usize; 7];
     for row in rows {
         for (w, cell) in width.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(cell.width());
         }
     }
     let mut text = String::new();
@@ -642,10 +644,11 @@ fn table(rows: &[[String; 7]]) -> String {
             .zip(width)
             .zip(LIST_COLUMNS)
             .map(|((cell, w), (_, right))| {
+                let pad = " ".repeat(w.saturating_sub(cell.width()));
                 if right {
-                    format!("{cell:>w$}")
+                    format!("{pad}{cell}")
                 } else {
-                    format!("{cell:<w$}")
+                    format!("{cell}{pad}")
                 }
             })
             .collect();

@@ -1042,3 +1042,24 @@ fn session_names_are_any_text_a_client_picks() {
     assert!(out.stdout.contains(name), "{out:?}");
     sb.run(&["kill-session", "--session", name]).ok();
 }
+
+#[test]
+fn list_columns_line_up_with_wide_session_names() {
+    use unicode_width::UnicodeWidthStr;
+    let sb = Sandbox::new("widecols");
+    let wide = "日本語のセッション";
+    sb.run(&["start", "-s", "s", "--", "cat"]).ok();
+    sb.run(&["start", "-s", wide, "--", "cat"]).ok();
+    let table = sb.run(&["list"]).ok().stdout;
+    let rows: Vec<&str> = table.lines().collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    // The header is ASCII: its byte offsets are display columns.
+    let state = rows[0].find("STATE").expect("STATE header");
+    for row in &rows[1..] {
+        let at = ["waiting for input", "running"]
+            .iter()
+            .find_map(|w| row.find(w))
+            .unwrap_or_else(|| panic!("no state in {row:?}"));
+        assert_eq!(row[..at].width(), state, "misaligned:\n{table}");
+    }
+}
