@@ -1063,3 +1063,17 @@ fn list_columns_line_up_with_wide_session_names() {
         assert_eq!(row[..at].width(), state, "misaligned:\n{table}");
     }
 }
+
+#[test]
+fn a_recording_path_that_cannot_be_written_is_named() {
+    let sb = Sandbox::new("badrec");
+    sb.run(&["start", "-s", "r", "--", "cat"]).ok();
+    let bad = sb.root.join("no-such-dir").join("x.cast");
+    let out = sb.run(&["record", "-s", "r", "start", bad.to_str().expect("utf-8")]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    out.assert_one_stderr_line(&format!(
+        r"^\[ptybroker: cannot record to {}: No such file or directory.*\]$",
+        regex_lite::escape(&bad.display().to_string())
+    ));
+    sb.run(&["stop", "-s", "r"]).ok();
+}
