@@ -411,3 +411,52 @@ fn stop_kills_the_group_even_after_the_child_exited_on_sigterm() {
         "the background sleep of a stopped session is still alive"
     );
 }
+
+/// Resumes a stopped process when dropped, so that a failing assertion
+/// leaves nothing stopped behind (the sandbox then kills it as usual).
+struct Resume(i32);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        common::kill(self.0, 18); // SIGCONT
+    }
+}
+
+#[test]
+fn a_stopped_daemon_gets_an_error_not_a_hang() {
+    let sb = Sandbox::new("sigstop");
+    sb.run(&["start", "--session", "s", "--", "cat"]).ok();
+    let daemon = sb.daemon_pid().expect("daemon pid");
+    let resume = Resume(daemon);
+    common::kill(daemon, 19); // SIGSTOP
+    let stopped = eventually(Duration::from_secs(30), || {
+        (common::proc_state(daemon) == Some('T')).then_some(())
+    });
+    assert!(stopped.is_some(), "the daemon did not stop");
+    // Each call gives up with one line that says what is wrong, side by
+    // side so that the test waits for the deadline once.
+    let calls: [&[&str]; 3] = [
+        &["read", "--session", "s"],
+        &["list"],
+        &["step", "--session", "s", "--max-wait", "1000", "hello"],
+    ];
+    let outs: Vec<common::Out> = std::thread::scope(|t| {
+        let running: Vec<_> = calls.iter().map(|a| t.spawn(|| sb.run(a))).collect();
+        running
+            .into_iter()
+            .map(|h| h.join().expect("call thread"))
+            .collect()
+    });
+    for (args, out) in calls.iter().zip(&outs) {
+        assert_eq!(out.code(), 1, "{args:?}: {out:?}");
+        assert_eq!(out.stdout, "", "{args:?}");
+        out.assert_one_stderr_line(&format!(
+            r"^\[ptybroker: the daemon \(pid {daemon}\) did not answer within \S+: it is stopped or hung .*\]$"
+        ));
+    }
+    // Resumed, the same daemon answers again.
+    drop(resume);
+    sb.run(&["read", "--session", "s"]).ok();
+    assert_eq!(sb.daemon_pid(), Some(daemon));
+    sb.run(&["stop", "--session", "s"]).ok();
+}
