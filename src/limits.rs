@@ -136,6 +136,9 @@ pub const CLIENT_ANSWER_MARGIN: Duration = Duration::from_secs(10);
 /// ([`WRITE_TIMEOUT`], twice when another write is ahead of it), a stop's
 /// [`STOP_GRACE`] and reap, a recording's [`RECORD_FINISH_WAIT`].
 pub const CLIENT_ACT_SLACK: Duration = WRITE_TIMEOUT.saturating_mul(2);
+/// How often the daemon checks that its runtime directory still holds its
+/// socket, and puts them back when they were deleted under it.
+pub const DAEMON_SOCKET_CHECK: Duration = Duration::from_secs(1);
 /// A daemon exits this long after its last session and client are gone
 /// (kept warm for the next start), and waits at least this long for its
 /// first client; `ptybroker daemon --idle-exit SECS` sets another time.

@@ -460,3 +460,51 @@ fn a_stopped_daemon_gets_an_error_not_a_hang() {
     assert_eq!(sb.daemon_pid(), Some(daemon));
     sb.run(&["stop", "--session", "s"]).ok();
 }
+
+/// The parent pid of `pid`, from /proc/PID/stat.
+fn ppid(pid: i32) -> Option<i32> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    text[text.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn a_runtime_directory_deleted_under_the_daemon_is_put_back() {
+    let sb = Sandbox::new("rmdir");
+    sb.run(&["start", "--session", "keep", "--", "cat"]).ok();
+    let keep = status_json(&sb, "keep")["pid"].as_i64().expect("pid") as i32;
+    let daemon = ppid(keep).expect("the daemon is cat's parent");
+    for what in [sb.runtime(), sb.socket()] {
+        if what.is_dir() {
+            std::fs::remove_dir_all(&what).expect("rm -r the runtime directory");
+        } else {
+            std::fs::remove_file(&what).expect("rm the socket");
+        }
+        // The daemon notices, and binds its socket again, as privately.
+        let back = eventually(Duration::from_secs(30), || {
+            std::os::unix::net::UnixStream::connect(sb.socket()).ok()
+        });
+        assert!(
+            back.is_some(),
+            "no socket after removing {}",
+            what.display()
+        );
+        drop(back);
+        assert_eq!(mode(&sb.runtime()), 0o700);
+        assert_eq!(mode(&sb.socket()), 0o600);
+        assert_eq!(mode(&sb.log()), 0o600);
+        // Its sessions are still there, and a new one goes to it: there is
+        // no second daemon.
+        let list = sb.run(&["list", "--json"]).ok();
+        let list: Value = serde_json::from_str(list.stdout.trim()).expect("list --json");
+        assert_eq!(list["sessions"][0]["session"], "keep", "{list}");
+        sb.run(&["start", "--session", "more", "--", "cat"]).ok();
+        let more = status_json(&sb, "more")["pid"].as_i64().expect("pid") as i32;
+        assert_eq!(ppid(more), Some(daemon));
+        sb.run(&["stop", "--session", "more"]).ok();
+    }
+    sb.run(&["stop", "--session", "keep"]).ok();
+}
