@@ -39,6 +39,31 @@ impl From<lexopt::Error> for Failure {
     }
 }
 
+impl Failure {
+    /// Exit with `code` and no line of our own: `--exit-code` passing on
+    /// the program's status (the status line has said how it ended).
+    pub fn quiet(code: u8) -> Failure {
+        Failure {
+            message: String::new(),
+            exit: code,
+        }
+    }
+}
+
+/// `--exit-code`: once the program has exited, the call ends as it did, 0
+/// or its exit status, 128 + N for signal N (as a shell reports it); while
+/// it runs, 0. `status` is a status object or `pty/stop`'s result.
+fn exit_as_program(c: &Common, status: &Value) -> Result<(), Failure> {
+    if !c.exit_code {
+        return Ok(());
+    }
+    match state_of(status) {
+        State::Exited(Exit::Code(0)) | State::Running | State::WaitingForInput => Ok(()),
+        State::Exited(Exit::Code(n)) => Err(Failure::quiet(n.clamp(1, 255) as u8)),
+        State::Exited(Exit::Signal(n)) => Err(Failure::quiet((128 + n).clamp(129, 255) as u8)),
+    }
+}
+
 fn usage(msg: impl Into<String>) -> Failure {
     Failure {
         message: format!("{} (see ptybroker --help)", msg.into()),
@@ -127,6 +152,8 @@ struct Common {
     view: Option<&'static str>,
     json: bool,
     quiet_only: bool,
+    /// `--exit-code` (start, step, wait, stop; see [`exit_as_program`]).
+    exit_code: bool,
 }
 
 impl Common {
@@ -297,6 +324,7 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
             "--replace" => {
                 params.insert("replace".into(), json!(true));
             }
+            "--exit-code" => c.exit_code = true,
             "" => {
                 argv.push(arg.text()?);
                 argv.extend(p.raw_args()?.map(|a| a.to_string_lossy().into_owned()));
@@ -349,7 +377,8 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
     }
     Client::call_on(stream, "pty/start", Value::Object(params))?;
     let r = client.call("pty/step", step_params(&c, None))?;
-    print_step(&r, &c)
+    print_step(&r, &c)?;
+    exit_as_program(&c, &r["status"])
 }
 
 fn step(p: &mut lexopt::Parser) -> Result<(), Failure> {
@@ -360,12 +389,14 @@ fn step(p: &mut lexopt::Parser) -> Result<(), Failure> {
             continue;
         }
         match arg.flag() {
+            "--exit-code" => c.exit_code = true,
             "" if text.is_none() => text = Some(arg.text()?),
             _ => return Err(arg.unexpected()),
         }
     }
     let r = Client::new().call("pty/step", step_params(&c, text))?;
-    print_step(&r, &c)
+    print_step(&r, &c)?;
+    exit_as_program(&c, &r["status"])
 }
 
 fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
@@ -377,6 +408,7 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
         }
         match arg.flag() {
             "-m" | "--match" => matching = Some(value(p)?),
+            "--exit-code" => c.exit_code = true,
             _ => return Err(arg.unexpected()),
         }
     }
@@ -421,14 +453,18 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
             exit: 1,
         });
     }
-    Ok(())
+    exit_as_program(&c, &st)
 }
 
 fn stop_with(p: &mut lexopt::Parser, force: bool) -> Result<(), Failure> {
     let mut c = Common::default();
     while let Some(arg) = Opt::next(p)? {
-        if !c.take(&arg, p)? {
-            return Err(arg.unexpected());
+        if c.take(&arg, p)? {
+            continue;
+        }
+        match arg.flag() {
+            "--exit-code" => c.exit_code = true,
+            _ => return Err(arg.unexpected()),
         }
     }
     let mut params = c.params();
@@ -448,7 +484,7 @@ fn stop_with(p: &mut lexopt::Parser, force: bool) -> Result<(), Failure> {
         exit,
         c.name(),
     ));
-    Ok(())
+    exit_as_program(&c, &r)
 }
 
 fn stop(p: &mut lexopt::Parser) -> Result<(), Failure> {
