@@ -39,6 +39,31 @@ impl From<lexopt::Error> for Failure {
     }
 }
 
+impl Failure {
+    /// Exit with `code` and no line of our own: `--exit-code` passing on
+    /// the program's status (the status line has said how it ended).
+    pub fn quiet(code: u8) -> Failure {
+        Failure {
+            message: String::new(),
+            exit: code,
+        }
+    }
+}
+
+/// `--exit-code`: once the program has exited, the call ends as it did, 0
+/// or its exit status, 128 + N for signal N (as a shell reports it); while
+/// it runs, 0. `status` is a status object or `pty/stop`'s result.
+fn exit_as_program(c: &Common, status: &Value) -> Result<(), Failure> {
+    if !c.exit_code {
+        return Ok(());
+    }
+    match state_of(status) {
+        State::Exited(Exit::Code(0)) | State::Running | State::WaitingForInput => Ok(()),
+        State::Exited(Exit::Code(n)) => Err(Failure::quiet(n.clamp(1, 255) as u8)),
+        State::Exited(Exit::Signal(n)) => Err(Failure::quiet((128 + n).clamp(129, 255) as u8)),
+    }
+}
+
 fn usage(msg: impl Into<String>) -> Failure {
     Failure {
         message: format!("{} (see ptybroker --help)", msg.into()),
@@ -127,6 +152,8 @@ struct Common {
     view: Option<&'static str>,
     json: bool,
     quiet_only: bool,
+    /// `--exit-code` (start, step, wait, stop; see [`exit_as_program`]).
+    exit_code: bool,
 }
 
 impl Common {
@@ -283,6 +310,7 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
             "--replace" => {
                 params.insert("replace".into(), json!(true));
             }
+            "--exit-code" => c.exit_code = true,
             "" => {
                 argv.push(arg.text()?);
                 argv.extend(p.raw_args()?.map(|a| a.to_string_lossy().into_owned()));
@@ -335,7 +363,8 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
     }
     Client::call_on(stream, "pty/start", Value::Object(params))?;
     let r = client.call("pty/step", step_params(&c, None))?;
-    print_step(&r, &c)
+    print_step(&r, &c)?;
+    exit_as_program(&c, &r["status"])
 }
 
 fn step(p: &mut lexopt::Parser) -> Result<(), Failure> {
@@ -346,12 +375,14 @@ fn step(p: &mut lexopt::Parser) -> Result<(), Failure> {
             continue;
         }
         match arg.flag() {
+            "--exit-code" => c.exit_code = true,
             "" if text.is_none() => text = Some(arg.text()?),
             _ => return Err(arg.unexpected()),
         }
     }
     let r = Client::new().call("pty/step", step_params(&c, text))?;
-    print_step(&r, &c)
+    print_step(&r, &c)?;
+    exit_as_program(&c, &r["status"])
 }
 
 fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
@@ -363,6 +394,7 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
         }
         match arg.flag() {
             "-m" | "--match" => matching = Some(value(p)?),
+            "--exit-code" => c.exit_code = true,
             _ => return Err(arg.unexpected()),
         }
     }
@@ -407,14 +439,18 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
             exit: 1,
         });
     }
-    Ok(())
+    exit_as_program(&c, &st)
 }
 
 fn stop_with(p: &mut lexopt::Parser, force: bool) -> Result<(), Failure> {
     let mut c = Common::default();
     while let Some(arg) = Opt::next(p)? {
-        if !c.take(&arg, p)? {
-            return Err(arg.unexpected());
+        if c.take(&arg, p)? {
+            continue;
+        }
+        match arg.flag() {
+            "--exit-code" => c.exit_code = true,
+            _ => return Err(arg.unexpected()),
         }
     }
     let mut params = c.params();
@@ -434,7 +470,7 @@ fn stop_with(p: &mut lexopt::Parser, force: bool) -> Result<(), Failure> {
         exit,
         c.name(),
     ));
-    Ok(())
+    exit_as_program(&c, &r)
 }
 
 fn stop(p: &mut lexopt::Parser) -> Result<(), Failure> {
@@ -613,12 +649,14 @@ const LIST_COLUMNS: [(&str, bool); 7] = [
     ("COMMAND", false),
 ];
 
-/// Lay out `rows` (the header first) in columns as wide as their widest cell.
+/// Lay out `rows` (the header first) in columns as wide as their widest
+/// cell, measured in terminal columns (a CJK name takes two per character).
 fn table(rows: &[[String; 7]]) -> String {
+    use unicode_width::UnicodeWidthStr;
     let mut width = [0usize; 7];
     for row in rows {
         for (w, cell) in width.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(cell.width());
         }
     }
     let mut text = String::new();
@@ -628,10 +666,11 @@ fn table(rows: &[[String; 7]]) -> String {
             .zip(width)
             .zip(LIST_COLUMNS)
             .map(|((cell, w), (_, right))| {
+                let pad = " ".repeat(w.saturating_sub(cell.width()));
                 if right {
-                    format!("{cell:>w$}")
+                    format!("{pad}{cell}")
                 } else {
-                    format!("{cell:<w$}")
+                    format!("{cell}{pad}")
                 }
             })
             .collect();

@@ -1,14 +1,22 @@
 //! The CLI's side of the daemon socket: find or start the per-user daemon and
-//! make one JSON-RPC call per connection.
+//! make one JSON-RPC call per connection. Nothing here waits without a
+//! bound: connecting, starting a daemon and every answer have a deadline
+//! (see [`limits::CLIENT_CONNECT_WAIT`] and [`answer_within`]), so that a
+//! stopped or hung daemon is an error, not a hang.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
+use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
 use serde_json::{json, Value};
 
-use crate::server;
+use crate::{limits, server, status};
 
 /// A failed call, worded for the status line.
 #[derive(Debug)]
@@ -60,8 +68,13 @@ impl Client {
             server::check_private_dir(&self.dir).map_err(CallError::local)?;
         }
         let sock = server::socket_path(&self.dir);
-        match UnixStream::connect(&sock) {
+        match connect_within(&sock, limits::CLIENT_CONNECT_WAIT) {
             Ok(s) => Ok(Found::Running(s)),
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(CallError::local(format!(
+                "the daemon at {} did not accept the connection within {}: it is stopped or hung (find it with `pgrep -u $USER -f 'ptybroker daemon'`)",
+                sock.display(),
+                status::duration(limits::CLIENT_CONNECT_WAIT)
+            ))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 Ok(Found::Absent { stale: false })
             }
@@ -87,7 +100,7 @@ impl Client {
         };
         self.spawn_daemon()?;
         let sock = server::socket_path(&self.dir);
-        let s = UnixStream::connect(&sock).map_err(|e| {
+        let s = connect_within(&sock, limits::CLIENT_CONNECT_WAIT).map_err(|e| {
             CallError::local(format!(
                 "the daemon did not start: {e} (see {})",
                 server::log_path(&self.dir).display()
@@ -129,11 +142,21 @@ impl Client {
         let mut child = crate::pty::spawn_detached(&mut cmd)
             .map_err(|e| CallError::local(format!("cannot start the daemon: {e}")))?;
         // The daemon says `ready` once it accepts connections, then lets go of
-        // the pipe; reading to EOF waits exactly that long.
-        let mut out = String::new();
+        // the pipe; reading to EOF waits exactly that long, within a bound.
+        let mut out = Vec::new();
         if let Some(mut o) = child.stdout.take() {
-            let _ = o.read_to_string(&mut out);
+            let deadline = Instant::now() + limits::CLIENT_CONNECT_WAIT;
+            let mut buf = [0u8; 64];
+            while wait_readable(o.as_fd(), deadline) {
+                match o.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => out.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
         }
+        let out = String::from_utf8_lossy(&out);
         // The daemon forks nothing further; reap our direct child when it
         // exits (it detaches by running on in its own session).
         std::thread::spawn(move || {
@@ -149,24 +172,76 @@ impl Client {
         }
     }
 
-    /// One JSON-RPC call on `stream`.
+    /// One JSON-RPC call on `stream`, answered within [`answer_within`].
     pub fn call_on(stream: UnixStream, method: &str, params: Value) -> Result<Value, CallError> {
+        let limit = answer_within(method, &params);
+        let deadline = Instant::now() + limit;
+        let hung = || {
+            let who = rustix::net::sockopt::socket_peercred(&stream)
+                .map(|c| format!("the daemon (pid {})", c.pid.as_raw_nonzero()))
+                .unwrap_or_else(|_| "the daemon".into());
+            CallError::local(format!(
+                "{who} did not answer within {}: it is stopped or hung (`kill -CONT PID` resumes a stopped one; killing it ends its sessions)",
+                status::duration(limit)
+            ))
+        };
         let req = json!({"jsonrpc": "2.0", "method": method, "params": params, "id": 1});
-        let mut w = &stream;
         let mut line = req.to_string();
         line.push('\n');
-        w.write_all(line.as_bytes())
-            .map_err(|e| CallError::local(format!("lost the daemon while sending: {e}")))?;
-        let mut r = BufReader::new(&stream);
-        let mut resp = String::new();
-        r.read_line(&mut resp)
-            .map_err(|e| CallError::local(format!("lost the daemon while waiting: {e}")))?;
+        let timed_out = |e: &io::Error| {
+            matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            )
+        };
+        let mut w = &stream;
+        w.set_write_timeout(Some(limit))
+            .and_then(|()| w.write_all(line.as_bytes()))
+            .map_err(|e| {
+                if timed_out(&e) {
+                    hung()
+                } else {
+                    CallError::local(format!("lost the daemon while sending: {e}"))
+                }
+            })?;
+        // One line, read in pieces so that each read waits only for what is
+        // left of the deadline.
+        let mut resp = Vec::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(hung());
+            }
+            let mut r = &stream;
+            let n = match r
+                .set_read_timeout(Some(left))
+                .and_then(|()| r.read(&mut buf))
+            {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if timed_out(&e) => return Err(hung()),
+                Err(e) => {
+                    return Err(CallError::local(format!(
+                        "lost the daemon while waiting: {e}"
+                    )))
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            resp.extend_from_slice(&buf[..n]);
+            if buf[..n].contains(&b'\n') {
+                break;
+            }
+        }
         if resp.is_empty() {
             return Err(CallError::local(
                 "the daemon closed the connection without answering",
             ));
         }
-        let v: Value = serde_json::from_str(&resp)
+        let end = resp.iter().position(|b| *b == b'\n').unwrap_or(resp.len());
+        let v: Value = serde_json::from_slice(&resp[..end])
             .map_err(|e| CallError::local(format!("unreadable answer from the daemon: {e}")))?;
         if let Some(err) = v.get("error") {
             return Err(CallError {
@@ -186,8 +261,113 @@ impl Client {
     }
 }
 
+/// How long the daemon may take to answer `method`: the longest the call
+/// may legitimately take plus [`limits::CLIENT_ANSWER_MARGIN`]. A call that
+/// waits (`pty/wait`, `pty/step`) may take its wait, as the daemon caps it;
+/// one that acts on a program may take [`limits::CLIENT_ACT_SLACK`]; one
+/// that only looks answers at once.
+pub fn answer_within(method: &str, params: &Value) -> Duration {
+    let ms = |key: &str, default: Duration| {
+        params[key]
+            .as_u64()
+            .map_or(default, Duration::from_millis)
+            .min(limits::MAX_WAIT)
+    };
+    let work = match method {
+        "pty/read" | "pty/status" | "pty/list" | "pty/output" => Duration::ZERO,
+        "pty/wait" => ms("timeout", limits::DEFAULT_WAIT) + limits::CLIENT_ACT_SLACK,
+        "pty/step" => ms("maxWait", limits::STEP_MAX_WAIT) + limits::CLIENT_ACT_SLACK,
+        _ => limits::CLIENT_ACT_SLACK,
+    };
+    work + limits::CLIENT_ANSWER_MARGIN
+}
+
+/// Connect to the Unix socket at `path`, waiting at most `limit` for a
+/// daemon that does not accept (its backlog full: stopped or hung);
+/// `TimedOut` then. Other errors are connect(2)'s own.
+fn connect_within(path: &Path, limit: Duration) -> io::Result<UnixStream> {
+    let deadline = Instant::now() + limit;
+    let fd = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+        None,
+    )?;
+    let addr = SocketAddrUnix::new(path)?;
+    loop {
+        match rustix::net::connect(&fd, &addr) {
+            Ok(()) => break,
+            Err(Errno::INTR) => {}
+            // A Unix socket refuses at once, never half-way: a full backlog
+            // is EAGAIN, and there is nothing to poll for but time.
+            Err(Errno::AGAIN) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(Errno::AGAIN) => return Err(io::ErrorKind::TimedOut.into()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let s = UnixStream::from(fd);
+    s.set_nonblocking(false)?;
+    Ok(s)
+}
+
+/// Wait until `fd` can be read (or is at its end) or `deadline` passes;
+/// false then.
+fn wait_readable(fd: std::os::fd::BorrowedFd<'_>, deadline: Instant) -> bool {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let ts = Timespec::try_from(left).unwrap_or(Timespec {
+            tv_sec: 1,
+            tv_nsec: 0,
+        });
+        let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
+        match poll(&mut fds, Some(&ts)) {
+            Ok(0) | Err(Errno::INTR) => {}
+            Ok(_) => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
 impl Default for Client {
     fn default() -> Client {
         Client::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_may_take_its_own_wait_before_the_margin_runs() {
+        let within = |m: &str, p: Value| answer_within(m, &p);
+        let margin = limits::CLIENT_ANSWER_MARGIN;
+        assert_eq!(within("pty/read", json!({"session": "s"})), margin);
+        assert_eq!(within("pty/list", json!({})), margin);
+        // `wait --max-wait` and `step --max-wait` keep their whole wait.
+        let hour = Duration::from_secs(3600);
+        assert!(within("pty/wait", json!({"timeout": 3_600_000})) > hour + margin);
+        let minute = Duration::from_secs(60);
+        assert!(within("pty/step", json!({"maxWait": 60_000})) > minute + margin);
+        assert!(within("pty/step", json!({})) > limits::STEP_MAX_WAIT + margin);
+        // A caller's wait is the daemon's to cap, and so the client's.
+        assert!(within("pty/wait", json!({"timeout": u64::MAX})) < hour * 2);
+    }
+
+    #[test]
+    fn acting_on_a_program_has_room_for_the_bounds_on_the_way() {
+        // A stop: its grace, the reap after SIGKILL, a recording's finish.
+        let stop = limits::STOP_GRACE + Duration::from_secs(2) + limits::RECORD_FINISH_WAIT;
+        assert!(limits::CLIENT_ACT_SLACK >= stop);
+        assert!(limits::CLIENT_ACT_SLACK >= limits::WRITE_TIMEOUT * 2);
+        assert_eq!(
+            answer_within("pty/stop", &json!({})),
+            limits::CLIENT_ACT_SLACK + limits::CLIENT_ANSWER_MARGIN
+        );
     }
 }

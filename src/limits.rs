@@ -121,6 +121,24 @@ pub const MCP_DEFAULT_COLS: u16 = 120;
 pub const MCP_DEFAULT_ROWS: u16 = 30;
 /// Tool calls one `ptybroker mcp` runs at once; more get an error.
 pub const MCP_MAX_INFLIGHT: usize = 64;
+/// The CLI: how long connecting to the daemon (or starting one, until it
+/// says it is ready) may take before the call fails.
+pub const CLIENT_CONNECT_WAIT: Duration = Duration::from_secs(10);
+/// The CLI: how long the daemon may take to answer beyond the longest the
+/// call may legitimately take (its own wait: `wait --max-wait`, `step
+/// --max-wait`, and for a call that acts on a program
+/// [`CLIENT_ACT_SLACK`]); past it the call fails: the daemon is stopped
+/// or hung. A margin for a loaded machine, never met by a healthy daemon.
+pub const CLIENT_ANSWER_MARGIN: Duration = Duration::from_secs(10);
+/// The CLI: what a call that acts on a program (anything but reading a
+/// screen, a status, a list or output) may spend on bounds of its own
+/// before it answers: a write to a program that does not read its input
+/// ([`WRITE_TIMEOUT`], twice when another write is ahead of it), a stop's
+/// [`STOP_GRACE`] and reap, a recording's [`RECORD_FINISH_WAIT`].
+pub const CLIENT_ACT_SLACK: Duration = WRITE_TIMEOUT.saturating_mul(2);
+/// How often the daemon checks that its runtime directory still holds its
+/// socket, and puts them back when they were deleted under it.
+pub const DAEMON_SOCKET_CHECK: Duration = Duration::from_secs(1);
 /// A daemon exits this long after its last session and client are gone
 /// (kept warm for the next start), and waits at least this long for its
 /// first client; `ptybroker daemon --idle-exit SECS` sets another time.

@@ -38,6 +38,8 @@ Common options:
       --raw            keep escape sequences in the output
       --screen|--stream  print the rendered screen | the output stream (not both)
       --json           print the call's result as one JSON object (not resize, signal)
+      --exit-code      start/step/wait/stop: once the program has exited, exit with
+                       its status (128+N for signal N) instead of 0
 start: --cols C --rows R --cwd DIR --env NAME=VALUE --clean-env --term T --replace
 read:  --top N | --bottom N | --start A --end B, --history, --ansi
 send:  --key NAME, --text TEXT, --paste TEXT, --enter
@@ -90,6 +92,8 @@ fn main() -> ExitCode {
 fn finish(result: Result<(), Failure>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // `--exit-code`: the program's status, already on the status line.
+        Err(f) if f.message.is_empty() => ExitCode::from(f.exit),
         Err(f) => fail(&f.message, f.exit),
     }
 }

@@ -47,7 +47,14 @@ impl Recorder {
         command: &[String],
         term: &str,
     ) -> io::Result<Recorder> {
-        let mut file = CastFile::create(path, cols, rows, command, term)?;
+        // Named here, once, so that every front end blames the file and not
+        // the program (a launch with a recording fails on either).
+        let mut file = CastFile::create(path, cols, rows, command, term).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot record to {}: {e}", path.display()),
+            )
+        })?;
         let (queue, events) = mpsc::sync_channel::<Event>(limits::RECORD_QUEUE);
         let (tell, done) = mpsc::sync_channel(1);
         std::thread::Builder::new()

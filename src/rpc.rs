@@ -579,7 +579,7 @@ fn record(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
             let path = opt_str(p, "path")?
                 .ok_or_else(|| RpcError::params("path is required to start a recording"))?;
             s.start_recording(std::path::Path::new(path))
-                .map_err(failed)?;
+                .map_err(|e| RpcError::new(SERVER_ERROR, e.to_string()))?;
             Ok(json!({"recording": path}))
         }
         Some("stop") => match s.stop_recording().map_err(failed)? {

@@ -186,6 +186,16 @@ impl Conn {
 /// process got `pty/kill`, or a daemon has had no session and no client for
 /// its `idle_exit`.
 pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result<()> {
+    run_with(listener, manager, cfg, None)
+}
+
+/// [`run`], for the daemon with its hold on the runtime directory.
+fn run_with(
+    mut listener: Listener,
+    manager: Arc<Manager>,
+    cfg: Config,
+    mut held: Option<DaemonDir>,
+) -> io::Result<()> {
     let (wake_rx, wake_tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     let wake_tx = Arc::new(wake_tx);
     let active = Arc::new(AtomicUsize::new(0));
@@ -228,7 +238,20 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
         let cut_left = room
             .sweep()
             .map(|at| at.saturating_duration_since(Instant::now()));
-        let timeout = idle_left.into_iter().chain(cut_left).min();
+        let check_left = match (&mut held, &mut listener) {
+            (Some(h), Listener::Unix(l, path)) => {
+                if let Some(fresh) = h.keep_socket(path) {
+                    *l = fresh;
+                }
+                Some(h.next_check.saturating_duration_since(Instant::now()))
+            }
+            _ => None,
+        };
+        let timeout = idle_left
+            .into_iter()
+            .chain(cut_left)
+            .chain(check_left)
+            .min();
         let ts = timeout.map(|d| {
             Timespec::try_from(d).unwrap_or(Timespec {
                 tv_sec: 1,
@@ -320,7 +343,10 @@ pub fn run(listener: Listener, manager: Arc<Manager>, cfg: Config) -> io::Result
     }
     manager.shutdown();
     if let Listener::Unix(_, path) = &listener {
-        let _ = std::fs::remove_file(path);
+        // Not a socket that replaced ours meanwhile (see `DaemonDir`).
+        if held.as_ref().map_or(true, |h| node(path) == Some(h.socket)) {
+            let _ = std::fs::remove_file(path);
+        }
     }
     Ok(())
 }
@@ -570,22 +596,157 @@ pub fn lock_dir(dir: &Path) -> io::Result<Option<OwnedFd>> {
     }
 }
 
+/// The device and inode `path` names (not following a symlink).
+fn node(path: &Path) -> Option<(u64, u64)> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
+}
+
+/// The daemon's hold on its runtime directory: the lock that makes it the
+/// directory's daemon and the node its socket was bound as. Someone may
+/// delete the directory (a cleaner of /tmp, `rm -rf`) or the socket under
+/// a live daemon; then the next `start` would find no daemon, start a
+/// second one, and the first one's sessions would be out of reach for good.
+/// So the accept loop looks every [`limits::DAEMON_SOCKET_CHECK`] and puts
+/// them back under the same rules as at start: the directory private, the
+/// lock taken (if a daemon started in between holds it, that one serves
+/// until it exits, and this one takes over then), a socket left there
+/// replaced only if nothing answers on it, the new one bound 0600.
+struct DaemonDir {
+    dir: PathBuf,
+    lock: OwnedFd,
+    socket: (u64, u64),
+    next_check: Instant,
+    /// What kept the last attempt from binding, logged once.
+    trouble: Option<String>,
+}
+
+impl DaemonDir {
+    /// Take `dir` (made private if need be) for this daemon and bind its
+    /// socket; `None` when another daemon holds it.
+    fn bind(dir: &Path) -> Result<Option<(UnixListener, DaemonDir)>, String> {
+        ensure_private_dir(dir)?;
+        let lock = lock_dir(dir).map_err(|e| format!("cannot lock {}: {e}", dir.display()))?;
+        let Some(lock) = lock else {
+            return Ok(None);
+        };
+        let mut held = DaemonDir {
+            dir: dir.to_path_buf(),
+            lock,
+            socket: (0, 0),
+            next_check: Instant::now() + limits::DAEMON_SOCKET_CHECK,
+            trouble: None,
+        };
+        Ok(held.bind_socket()?.map(|l| (l, held)))
+    }
+
+    /// Bind the socket, the lock held: a socket already there was left by a
+    /// dead daemon (it would hold the lock), unless something answers on it.
+    fn bind_socket(&mut self) -> Result<Option<UnixListener>, String> {
+        let sock = socket_path(&self.dir);
+        if node(&sock).is_some() {
+            if is_live(&sock) {
+                return Ok(None);
+            }
+            let _ = std::fs::remove_file(&sock);
+        }
+        let l =
+            bind_private(&sock).map_err(|e| format!("cannot listen on {}: {e}", sock.display()))?;
+        self.socket = node(&sock).ok_or_else(|| format!("{} vanished", sock.display()))?;
+        Ok(Some(l))
+    }
+
+    /// Called from the accept loop: when the check is due and `path` no
+    /// longer names our socket, a new listener to accept on instead.
+    fn keep_socket(&mut self, path: &Path) -> Option<UnixListener> {
+        let now = Instant::now();
+        if now < self.next_check {
+            return None;
+        }
+        self.next_check = now + limits::DAEMON_SOCKET_CHECK;
+        if node(path) == Some(self.socket) {
+            return None;
+        }
+        match self.rebind() {
+            Ok(Some(l)) => {
+                self.trouble = None;
+                self.reopen_log();
+                eprintln!(
+                    "ptybroker daemon {} listening on {} (put back: it had been deleted)",
+                    std::process::id(),
+                    path.display()
+                );
+                Some(l)
+            }
+            Ok(None) => {
+                self.tell("another daemon holds the directory; taking over when it exits".into());
+                None
+            }
+            Err(e) => {
+                self.tell(e);
+                None
+            }
+        }
+    }
+
+    fn rebind(&mut self) -> Result<Option<UnixListener>, String> {
+        ensure_private_dir(&self.dir)?;
+        // Our lock stands while its file does; a new file is locked anew.
+        // (`st_dev` and `st_ino` are narrower than u64 on some targets.)
+        #[allow(clippy::unnecessary_cast)]
+        let ours = rustix::fs::fstat(&self.lock)
+            .ok()
+            .map(|st| (st.st_dev as u64, st.st_ino as u64));
+        if ours.is_none() || ours != node(&self.dir.join("daemon.lock")) {
+            match lock_dir(&self.dir) {
+                Ok(Some(lock)) => self.lock = lock,
+                Ok(None) => return Ok(None),
+                Err(e) => return Err(format!("cannot lock {}: {e}", self.dir.display())),
+            }
+        }
+        let l = self.bind_socket()?;
+        if let Some(l) = &l {
+            l.set_nonblocking(true)
+                .map_err(|e| format!("cannot listen: {e}"))?;
+        }
+        Ok(l)
+    }
+
+    /// The log went with the directory: standard error goes to a new one.
+    fn reopen_log(&self) {
+        use std::os::unix::fs::OpenOptionsExt;
+        if let Ok(log) = std::fs::OpenOptions::new()
+            .create(true)
+            .mode(0o600)
+            .append(true)
+            .open(log_path(&self.dir))
+        {
+            let _ = rustix::stdio::dup2_stderr(&log);
+        }
+    }
+
+    fn tell(&mut self, why: String) {
+        if self.trouble.as_ref() != Some(&why) {
+            eprintln!(
+                "ptybroker daemon {}: cannot put back {}: {why}",
+                std::process::id(),
+                socket_path(&self.dir).display()
+            );
+            self.trouble = Some(why);
+        }
+    }
+}
+
 /// Run the per-user daemon in `dir` (already private). Writes `ready` on
 /// stdout once it accepts connections, then detaches stdout.
 pub fn daemon(dir: &Path, idle_exit: Duration) -> Result<(), String> {
-    ensure_private_dir(dir)?;
-    let Some(_lock) = lock_dir(dir).map_err(|e| format!("cannot lock {}: {e}", dir.display()))?
-    else {
+    let Some((l, held)) = DaemonDir::bind(dir)? else {
         // Another daemon holds the directory: it is the one to use.
         println!("ready");
         return Ok(());
     };
     let sock = socket_path(dir);
-    if sock.exists() {
-        // We hold the lock, so whatever left this socket is dead.
-        let _ = std::fs::remove_file(&sock);
-    }
-    let l = bind_private(&sock).map_err(|e| format!("cannot listen on {}: {e}", sock.display()))?;
     println!("ready");
     let _ = io::stdout().flush();
     if let Ok(null) = rustix::fs::open("/dev/null", rustix::fs::OFlags::RDWR, Mode::empty()) {
@@ -598,13 +759,14 @@ pub fn daemon(dir: &Path, idle_exit: Duration) -> Result<(), String> {
         sock.display()
     );
     let manager = Arc::new(Manager::new());
-    run(
+    run_with(
         Listener::Unix(l, sock),
         manager,
         Config {
             serve: false,
             idle_exit: Some(idle_exit),
         },
+        Some(held),
     )
     .map_err(|e| e.to_string())
 }

@@ -525,6 +525,24 @@ fn the_man_page_lists_every_limit_with_its_value() {
             ),
         ),
         (
+            "CLIENT_CONNECT_WAIT",
+            format!(
+                "(or starting one) fails after {}",
+                secs(limits::CLIENT_CONNECT_WAIT)
+            ),
+        ),
+        (
+            "CLIENT_ANSWER_MARGIN",
+            format!(
+                "an answer fails {} past",
+                secs(limits::CLIENT_ANSWER_MARGIN)
+            ),
+        ),
+        (
+            "CLIENT_ACT_SLACK",
+            format!("a program {} more", secs(limits::CLIENT_ACT_SLACK)),
+        ),
+        (
             "REFUSE_LINGER",
             format!("closed within {}", secs(limits::REFUSE_LINGER)),
         ),

@@ -1148,3 +1148,82 @@ fn a_step_after_the_ring_dropped_output_starts_at_a_whole_line() {
         sb.run(&["stop", "-s", s]).ok();
     }
 }
+
+#[test]
+fn list_columns_line_up_with_wide_session_names() {
+    use unicode_width::UnicodeWidthStr;
+    let sb = Sandbox::new("widecols");
+    let wide = "日本語のセッション";
+    sb.run(&["start", "-s", "s", "--", "cat"]).ok();
+    sb.run(&["start", "-s", wide, "--", "cat"]).ok();
+    let table = sb.run(&["list"]).ok().stdout;
+    let rows: Vec<&str> = table.lines().collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    // The header is ASCII: its byte offsets are display columns.
+    let state = rows[0].find("STATE").expect("STATE header");
+    for row in &rows[1..] {
+        let at = ["waiting for input", "running"]
+            .iter()
+            .find_map(|w| row.find(w))
+            .unwrap_or_else(|| panic!("no state in {row:?}"));
+        assert_eq!(row[..at].width(), state, "misaligned:\n{table}");
+    }
+}
+
+#[test]
+fn a_recording_path_that_cannot_be_written_is_named() {
+    let sb = Sandbox::new("badrec");
+    sb.run(&["start", "-s", "r", "--", "cat"]).ok();
+    let bad = sb.root.join("no-such-dir").join("x.cast");
+    let out = sb.run(&["record", "-s", "r", "start", bad.to_str().expect("utf-8")]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    out.assert_one_stderr_line(&format!(
+        r"^\[ptybroker: cannot record to {}: No such file or directory.*\]$",
+        regex_lite::escape(&bad.display().to_string())
+    ));
+    sb.run(&["stop", "-s", "r"]).ok();
+}
+
+#[test]
+fn exit_code_makes_ptybroker_exit_as_the_program_did() {
+    let sb = Sandbox::new("exitcode");
+    let started = |name: &str, script: &str| {
+        sb.run(&["start", "-s", name, "--", "sh", "-c", script])
+            .ok();
+    };
+    // Without the flag the call itself succeeded.
+    started("plain", "read x; exit 3");
+    sb.run(&["send", "-s", "plain", "--enter"]).ok();
+    let w = sb.run(&["wait", "-s", "plain", "--max-wait", "30000"]);
+    assert_eq!(w.code(), 0, "{w:?}");
+    // With it: the program's status, and the usual single status line.
+    started("three", "read x; exit 3");
+    sb.run(&["send", "-s", "three", "--enter"]).ok();
+    let w = sb.run(&["wait", "-s", "three", "--max-wait", "30000", "--exit-code"]);
+    assert_eq!(w.code(), 3, "{w:?}");
+    w.assert_one_stderr_line(r"^\[ptybroker: .*, exited: exit status 3\]$");
+    // A signal is 128 + its number, as a shell reports it.
+    started("term", "read x; kill -TERM $$");
+    sb.run(&["send", "-s", "term", "--enter"]).ok();
+    let w = sb.run(&["wait", "-s", "term", "--max-wait", "30000", "--exit-code"]);
+    assert_eq!(w.code(), 128 + 15, "{w:?}");
+    // `step` and `stop` take it too; 0 is 0 and a running program is 0.
+    let s = sb.run(&["step", "-s", "three", "--exit-code"]);
+    assert_eq!(s.code(), 3, "{s:?}");
+    started("zero", "read x; exit 0");
+    sb.run(&["send", "-s", "zero", "--enter"]).ok();
+    let w = sb.run(&["wait", "-s", "zero", "--max-wait", "30000", "--exit-code"]);
+    assert_eq!(w.code(), 0, "{w:?}");
+    started("cat", "exec cat");
+    let s = sb.run(&["step", "-s", "cat", "--exit-code", "hello"]);
+    assert_eq!(s.code(), 0, "{s:?}");
+    let s = sb.run(&["stop", "-s", "three", "--exit-code"]);
+    assert_eq!(s.code(), 3, "{s:?}");
+    s.assert_one_stderr_line(STOP_LINE);
+    // Options that do not fit are usage errors.
+    let r = sb.run(&["read", "-s", "cat", "--exit-code"]);
+    assert_eq!(r.code(), 2, "{r:?}");
+    for name in ["plain", "term", "zero", "cat"] {
+        sb.run(&["stop", "-s", name]).ok();
+    }
+}

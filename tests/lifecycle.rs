@@ -411,3 +411,100 @@ fn stop_kills_the_group_even_after_the_child_exited_on_sigterm() {
         "the background sleep of a stopped session is still alive"
     );
 }
+
+/// Resumes a stopped process when dropped, so that a failing assertion
+/// leaves nothing stopped behind (the sandbox then kills it as usual).
+struct Resume(i32);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        common::kill(self.0, 18); // SIGCONT
+    }
+}
+
+#[test]
+fn a_stopped_daemon_gets_an_error_not_a_hang() {
+    let sb = Sandbox::new("sigstop");
+    sb.run(&["start", "--session", "s", "--", "cat"]).ok();
+    let daemon = sb.daemon_pid().expect("daemon pid");
+    let resume = Resume(daemon);
+    common::kill(daemon, 19); // SIGSTOP
+    let stopped = eventually(Duration::from_secs(30), || {
+        (common::proc_state(daemon) == Some('T')).then_some(())
+    });
+    assert!(stopped.is_some(), "the daemon did not stop");
+    // Each call gives up with one line that says what is wrong, side by
+    // side so that the test waits for the deadline once.
+    let calls: [&[&str]; 3] = [
+        &["read", "--session", "s"],
+        &["list"],
+        &["step", "--session", "s", "--max-wait", "1000", "hello"],
+    ];
+    let outs: Vec<common::Out> = std::thread::scope(|t| {
+        let running: Vec<_> = calls.iter().map(|a| t.spawn(|| sb.run(a))).collect();
+        running
+            .into_iter()
+            .map(|h| h.join().expect("call thread"))
+            .collect()
+    });
+    for (args, out) in calls.iter().zip(&outs) {
+        assert_eq!(out.code(), 1, "{args:?}: {out:?}");
+        assert_eq!(out.stdout, "", "{args:?}");
+        out.assert_one_stderr_line(&format!(
+            r"^\[ptybroker: the daemon \(pid {daemon}\) did not answer within \S+: it is stopped or hung .*\]$"
+        ));
+    }
+    // Resumed, the same daemon answers again.
+    drop(resume);
+    sb.run(&["read", "--session", "s"]).ok();
+    assert_eq!(sb.daemon_pid(), Some(daemon));
+    sb.run(&["stop", "--session", "s"]).ok();
+}
+
+/// The parent pid of `pid`, from /proc/PID/stat.
+fn ppid(pid: i32) -> Option<i32> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    text[text.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn a_runtime_directory_deleted_under_the_daemon_is_put_back() {
+    let sb = Sandbox::new("rmdir");
+    sb.run(&["start", "--session", "keep", "--", "cat"]).ok();
+    let keep = status_json(&sb, "keep")["pid"].as_i64().expect("pid") as i32;
+    let daemon = ppid(keep).expect("the daemon is cat's parent");
+    for what in [sb.runtime(), sb.socket()] {
+        if what.is_dir() {
+            std::fs::remove_dir_all(&what).expect("rm -r the runtime directory");
+        } else {
+            std::fs::remove_file(&what).expect("rm the socket");
+        }
+        // The daemon notices, and binds its socket again, as privately.
+        let back = eventually(Duration::from_secs(30), || {
+            std::os::unix::net::UnixStream::connect(sb.socket()).ok()
+        });
+        assert!(
+            back.is_some(),
+            "no socket after removing {}",
+            what.display()
+        );
+        drop(back);
+        assert_eq!(mode(&sb.runtime()), 0o700);
+        assert_eq!(mode(&sb.socket()), 0o600);
+        assert_eq!(mode(&sb.log()), 0o600);
+        // Its sessions are still there, and a new one goes to it: there is
+        // no second daemon.
+        let list = sb.run(&["list", "--json"]).ok();
+        let list: Value = serde_json::from_str(list.stdout.trim()).expect("list --json");
+        assert_eq!(list["sessions"][0]["session"], "keep", "{list}");
+        sb.run(&["start", "--session", "more", "--", "cat"]).ok();
+        let more = status_json(&sb, "more")["pid"].as_i64().expect("pid") as i32;
+        assert_eq!(ppid(more), Some(daemon));
+        sb.run(&["stop", "--session", "more"]).ok();
+    }
+    sb.run(&["stop", "--session", "keep"]).ok();
+}

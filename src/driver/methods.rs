@@ -144,7 +144,7 @@ fn launch(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError>
         return Err(DriverError::invalid("params.command must not contain NUL"));
     }
     let (cols, rows) = params::size(p, Some(limits::DEFAULT_COLS), Some(limits::DEFAULT_ROWS))?;
-    let mut opts = Options::new(argv.clone());
+    let mut opts = Options::new(argv);
     opts.spawn.cols = cols;
     opts.spawn.rows = rows;
     opts.spawn.cwd = opt_str(p, "cwd")?.map(PathBuf::from);
@@ -164,10 +164,9 @@ fn launch(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError>
         }
     }
     let name = name(req);
-    let s = d.manager.start(name, &opts, false).map_err(|e| match e {
-        manager::Error::Failed(m) => DriverError::failed(format!("cannot launch {argv:?}: {m}")),
-        e => from_manager(e),
-    })?;
+    // The core's messages name what failed: the program (`cannot run
+    // "x"`), its directory or the recording's file.
+    let s = d.manager.start(name, &opts, false).map_err(from_manager)?;
     let mut out = json!({"sessionId": name, "pid": s.pid(), "cols": cols, "rows": rows});
     if let Some(r) = record {
         out["recording"] = json!(r);
@@ -471,7 +470,7 @@ fn recording(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverErr
             })?;
             let s = session(d, req)?;
             s.start_recording(std::path::Path::new(path))
-                .map_err(|e| DriverError::failed(format!("cannot record to {path}: {e}")))?;
+                .map_err(|e| DriverError::failed(e.to_string()))?;
             Ok(json!({"path": path}))
         }
         "stop" => match session(d, req)?.stop_recording().map_err(failed)? {

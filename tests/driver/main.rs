@@ -546,3 +546,25 @@ fn the_frame_cursor_counts_from_0_like_mouse_cells() {
     );
     assert!(c.finish().success());
 }
+
+#[test]
+fn a_recording_path_that_cannot_be_written_is_named_not_the_command() {
+    let mut c = Client::start("drv-badrec");
+    let bad = "/nonexistent/dir/x.cast";
+    // At launch: the program is fine, the file is not.
+    let (code, msg) = c.err("launch", "r", json!({"command": ["cat"], "record": bad}));
+    assert_eq!(code, "REQUEST_FAILED", "{msg}");
+    assert!(msg.contains(bad), "{msg}");
+    assert!(msg.contains("No such file or directory"), "{msg}");
+    assert!(
+        !msg.contains("launch") && !msg.contains("\"cat\""),
+        "blames the command: {msg}"
+    );
+    // Started later, on a running session: the same words.
+    c.launch("r", &["cat"], json!({}));
+    let (code, later) = c.err("recording", "r", json!({"action": "start", "path": bad}));
+    assert_eq!(code, "REQUEST_FAILED", "{later}");
+    assert_eq!(later, msg);
+    c.ok("stop", "r", json!({}));
+    assert!(c.finish().success());
+}
