@@ -110,7 +110,8 @@ pub const EXIT_DRAIN: Duration = Duration::from_millis(100);
 /// [`MCP_KILL_SLACK`].
 pub const MCP_MAX_WAIT: Duration = Duration::from_secs(50);
 /// Upper bound of the clean-up after a wait: killing and reaping a timed-out
-/// command, or a graceful close's SIGTERM-then-SIGKILL.
+/// command, or a graceful close's SIGTERM, SIGHUP, SIGKILL (at most
+/// [`STOP_TERM_GRACE`] plus [`STOP_GRACE`]).
 pub const MCP_KILL_SLACK: Duration = Duration::from_secs(4);
 /// Default `timeout_ms` of `terminal_wait` and `terminal_run`.
 pub const MCP_DEFAULT_WAIT: Duration = Duration::from_secs(30);

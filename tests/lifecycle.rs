@@ -182,6 +182,28 @@ fn a_runtime_directory_open_to_others_is_refused() {
     assert!(!sb.socket().exists());
 }
 
+/// The daemon replaces a stale socket of its own, never a file that is
+/// not a socket where its socket belongs.
+#[test]
+fn the_daemon_refuses_to_replace_a_file_at_its_socket_path() {
+    let sb = Sandbox::new("sockfile");
+    std::fs::create_dir(sb.runtime()).expect("mkdir");
+    std::fs::set_permissions(sb.runtime(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    std::fs::write(sb.socket(), "precious\n").expect("file");
+    let out = sb.run(&["start", "--", "cat"]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    let log = std::fs::read_to_string(sb.log()).unwrap_or_default();
+    let path = sb.socket().display().to_string();
+    assert!(
+        out.stderr.contains(&path) || log.contains(&path),
+        "names {path}: {out:?} {log:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.socket()).expect("still a file"),
+        "precious\n"
+    );
+}
+
 /// Start `script` under `sh -c` and return (child pid, background pid) once
 /// it has printed `bg=PID`.
 fn start_with_background(sb: &Sandbox, session: &str, script: &str) -> (i32, i32) {
