@@ -406,20 +406,18 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
         Some(m) => params.insert("match".into(), json!(m)),
         None => params.insert("exit".into(), json!(true)),
     };
-    let mut w = client.call("pty/wait", Value::Object(params))?;
-    let mut out = c.params();
-    out.insert("strip".into(), json!(!c.raw));
-    let o = client.call("pty/output", Value::Object(out))?;
-    let st = client.call("pty/status", Value::Object(c.params()))?;
+    // One call brings the output and status with the wait: a session that
+    // `stop` or `kill-session` ends meanwhile is gone right after.
+    params.insert("output".into(), json!(true));
+    params.insert("raw".into(), json!(c.raw));
+    let w = client.call("pty/wait", Value::Object(params))?;
+    let st = w["status"].clone();
     if c.json {
         // The wait's result (reason, screen...) with what `wait` prints
-        // beside it, in the names `pty/step` uses.
-        w["output"] = o["data"].clone();
-        w["dropped"] = o["dropped"].clone();
-        w["status"] = st.clone();
+        // beside it (output, dropped, status), in the names `pty/step` uses.
         out_json(&w)?;
     } else {
-        out_text(o["data"].as_str().unwrap_or(""))?;
+        out_text(w["output"].as_str().unwrap_or(""))?;
     }
     print_status(&st);
     if matching.is_some() && w["reason"] == "exited" {

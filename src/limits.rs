@@ -52,8 +52,17 @@ pub const MAX_WAIT: Duration = Duration::from_secs(3600);
 pub const DEFAULT_WAIT: Duration = Duration::from_millis(10_000);
 /// How long a write may wait for a program that does not read its input.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Between SIGTERM and SIGKILL when stopping a session.
+/// Stopping a session: after SIGTERM to every process of it, how long they
+/// have to end (a clean-up handler runs) before SIGHUP goes to what is left.
+/// Cut short once all that is left ignores SIGTERM (an interactive shell).
+pub const STOP_TERM_GRACE: Duration = Duration::from_millis(1_000);
+/// Stopping a session: after the SIGHUP, how long before SIGKILL. Cut short
+/// once all that is left ignores both signals.
 pub const STOP_GRACE: Duration = Duration::from_millis(2_000);
+/// A server that is exiting (`pty/kill`, a signal) waits this long at most
+/// for the requests in flight on other connections (a `pty/wait`) to be
+/// answered.
+pub const EXIT_ANSWER_WAIT: Duration = Duration::from_secs(5);
 /// The quiet window of `start` and `step` (pty-prompt's default).
 pub const DEFAULT_QUIET: Duration = Duration::from_millis(500);
 /// Settling: after the kernel first says the program waits for input, it
@@ -101,7 +110,8 @@ pub const EXIT_DRAIN: Duration = Duration::from_millis(100);
 /// [`MCP_KILL_SLACK`].
 pub const MCP_MAX_WAIT: Duration = Duration::from_secs(50);
 /// Upper bound of the clean-up after a wait: killing and reaping a timed-out
-/// command, or a graceful close's SIGTERM-then-SIGKILL.
+/// command, or a graceful close's SIGTERM, SIGHUP, SIGKILL (at most
+/// [`STOP_TERM_GRACE`] plus [`STOP_GRACE`]).
 pub const MCP_KILL_SLACK: Duration = Duration::from_secs(4);
 /// Default `timeout_ms` of `terminal_wait` and `terminal_run`.
 pub const MCP_DEFAULT_WAIT: Duration = Duration::from_secs(30);

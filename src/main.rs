@@ -167,6 +167,11 @@ fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
         return Err(usage("--cmd must name a program"));
     }
     let (cols, rows) = limits::check_size(cols, rows).map_err(|m| usage(&m))?;
+    // Before any thread starts (see `server::ExitSignals::take`).
+    let signals = server::ExitSignals::take().map_err(|e| Failure {
+        message: format!("serve: cannot take signals: {e}"),
+        exit: 1,
+    })?;
     let listener = match (socket, port) {
         (Some(_), Some(_)) => return Err(usage("--socket and --port are mutually exclusive")),
         (None, None) => return Err(usage("one of --socket PATH or --port N is required")),
@@ -187,7 +192,7 @@ fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
         }
     };
     let manager = Arc::new(Manager::new());
-    let mut opts = Options::new(vec!["/bin/sh".into(), "-c".into(), format!("exec {cmd}")]);
+    let mut opts = Options::new(ptybroker::session::shell_argv(&cmd));
     opts.spawn.cols = cols;
     opts.spawn.rows = rows;
     opts.spawn.cwd = cwd.map(Into::into);
@@ -203,12 +208,24 @@ fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
         server::Config {
             serve: true,
             idle_exit: None,
+            signals: Some(signals.clone()),
         },
     )
     .map_err(|e| Failure {
         message: e.to_string(),
         exit: 1,
-    })
+    })?;
+    match signals.received() {
+        // As a shell reports a program ended by a signal.
+        Some(sig) => Err(Failure {
+            message: format!(
+                "serve: ended by signal {sig} ({}); its program was killed",
+                status::signal_name(sig)
+            ),
+            exit: u8::try_from(128 + sig).unwrap_or(1),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn driver(p: &mut lexopt::Parser) -> Result<(), Failure> {

@@ -2,7 +2,8 @@
 //! a new session with the PTY as its controlling terminal, set the window size.
 //!
 //! This is the only place in the crate that needs `unsafe`: the `pre_exec` hook
-//! that runs between fork and exec.
+//! that runs between fork and exec, and the signal-mask calls it and a
+//! server's signal thread make ([`sigmask`]).
 
 use std::ffi::OsString;
 use std::io;
@@ -152,12 +153,17 @@ pub fn spawn(opts: &SpawnOptions) -> io::Result<(Pty, Child)> {
     cmd.stdout(Stdio::from(slave.try_clone()?));
     cmd.stderr(Stdio::from(slave));
     let restore = STARTING_FD_LIMIT.get().copied();
+    // A server blocks the signals that end it (see `server::ExitSignals`);
+    // the program must not inherit that.
+    let empty = sigmask::empty()?;
     // SAFETY: the hook runs in the forked child before exec and only makes
-    // async-signal-safe system calls (setsid, ioctl, prlimit) through rustix,
-    // which neither allocates nor takes locks; `restore` is a copied value.
+    // async-signal-safe system calls (pthread_sigmask, setsid, ioctl,
+    // prlimit), which neither allocate nor take locks; `restore` and
+    // `empty` are copied values.
     #[allow(unsafe_code)]
     unsafe {
         cmd.pre_exec(move || {
+            sigmask::unblock_all(&empty)?;
             rustix::process::setsid()?;
             rustix::process::ioctl_tiocsctty(rustix::stdio::stdin())?;
             if let Some((current, maximum)) = restore {
@@ -256,6 +262,27 @@ pub fn descendants(pid: i32) -> Vec<i32> {
     out
 }
 
+/// Does `pid` ignore every one of `signals` (SIG_IGN, from the `SigIgn`
+/// mask of /proc/PID/status)? False when it cannot be told. A process that
+/// only blocks a signal may still take it (with sigwait), so blocked is not
+/// ignored.
+pub fn ignores(pid: i32, signals: &[rustix::process::Signal]) -> bool {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let Some(mask) = text
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+    else {
+        return false;
+    };
+    signals.iter().all(|s| {
+        let n = s.as_raw();
+        (1..=64).contains(&n) && mask & (1 << (n - 1)) != 0
+    })
+}
+
 /// Spawn a process that leaves our session (for the daemon), so that closing
 /// the caller's terminal does not hang it up.
 pub fn spawn_detached(cmd: &mut Command) -> io::Result<Child> {
@@ -269,4 +296,99 @@ pub fn spawn_detached(cmd: &mut Command) -> io::Result<Child> {
         });
     }
     cmd.spawn()
+}
+
+/// The few signal-mask calls of the C library that neither std nor
+/// rustix's stable interface offers: [`crate::server::ExitSignals`] blocks
+/// the signals that end a server and takes them with sigwait(3), and
+/// [`spawn`] gives every program an empty mask back (a mask is inherited
+/// across fork and exec).
+///
+/// The one `unsafe` outside the spawn hooks, allowed here alone: signals
+/// cannot be taken safely any other way (a handler may do next to
+/// nothing), and these four C library calls have no safe wrapper to use.
+#[allow(unsafe_code)]
+pub mod sigmask {
+    use std::ffi::c_int;
+    use std::io;
+
+    use rustix::process::Signal;
+
+    /// Room for any C library's `sigset_t` (glibc and musl: 128 bytes).
+    #[repr(C, align(8))]
+    #[derive(Clone, Copy)]
+    pub struct SigSet([u64; 16]);
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    const SIG_BLOCK: c_int = 0;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    const SIG_SETMASK: c_int = 2;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    const SIG_BLOCK: c_int = 1;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    const SIG_SETMASK: c_int = 3;
+
+    extern "C" {
+        fn sigemptyset(set: *mut SigSet) -> c_int;
+        fn sigaddset(set: *mut SigSet, signum: c_int) -> c_int;
+        fn pthread_sigmask(how: c_int, set: *const SigSet, old: *mut SigSet) -> c_int;
+        fn sigwait(set: *const SigSet, sig: *mut c_int) -> c_int;
+    }
+
+    /// Block `signals` in the calling thread (and so in the threads it
+    /// starts from now on); returns the set, for [`wait`].
+    pub fn block(signals: &[Signal]) -> io::Result<SigSet> {
+        let mut set = SigSet([0; 16]);
+        // SAFETY: `set` is a valid, writable, suitably aligned buffer at
+        // least as large as the C library's sigset_t; the signal numbers
+        // are valid; pthread_sigmask only reads `set`, and a null `old` is
+        // allowed. Blocking TERM, INT and HUP takes no signal the C library
+        // or Rust's runtime relies on.
+        unsafe {
+            if sigemptyset(&mut set) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            for s in signals {
+                if sigaddset(&mut set, s.as_raw()) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            match pthread_sigmask(SIG_BLOCK, &set, std::ptr::null_mut()) {
+                0 => Ok(set),
+                e => Err(io::Error::from_raw_os_error(e)),
+            }
+        }
+    }
+
+    /// An empty set, for [`unblock_all`]; made before fork, where building
+    /// it is not restricted.
+    pub fn empty() -> io::Result<SigSet> {
+        let mut set = SigSet([0; 16]);
+        // SAFETY: as in `block`: a valid, writable buffer large enough.
+        if unsafe { sigemptyset(&mut set) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(set)
+    }
+
+    /// Unblock every signal in the calling thread. Async-signal-safe (one
+    /// system call), for the child between fork and exec.
+    pub fn unblock_all(empty: &SigSet) -> io::Result<()> {
+        // SAFETY: `empty` was filled by sigemptyset; a null `old` is allowed.
+        match unsafe { pthread_sigmask(SIG_SETMASK, empty, std::ptr::null_mut()) } {
+            0 => Ok(()),
+            e => Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+
+    /// Wait for one of the blocked signals of `set`; its number.
+    pub fn wait(set: &SigSet) -> Option<i32> {
+        let mut n: c_int = 0;
+        // SAFETY: `set` was filled by sigemptyset/sigaddset in [`block`];
+        // `n` is a valid place for the result.
+        match unsafe { sigwait(set, &mut n) } {
+            0 => Some(n),
+            _ => None,
+        }
+    }
 }

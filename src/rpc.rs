@@ -344,7 +344,13 @@ fn write(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
 }
 
 fn wait(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
-    let s = session(ctx, p)?;
+    let name = session_name(p)?;
+    let s = ctx.manager.get(name)?;
+    // The output since the read mark comes with the answer when asked: a
+    // session stopped or killed while this waited is gone from the table by
+    // the time a client could ask for it separately.
+    let with_output = opt_bool(p, "output")?.unwrap_or(false);
+    let raw = opt_bool(p, "raw")?.unwrap_or(false);
     let text = opt_str(p, "match")?.map(str::to_string);
     let regex = match opt_str(p, "regex")? {
         Some(r) => Some(
@@ -378,6 +384,17 @@ fn wait(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     v["matched"] = json!(reason == Reason::Matched);
     v["reason"] = json!(reason.as_str());
     v["waitedMs"] = json!(waited.as_millis() as u64);
+    if with_output {
+        let chunk = ops::output(&s, s.mark(), limits::TRANSCRIPT_BYTES);
+        s.set_mark(chunk.next);
+        v["output"] = json!(if raw {
+            String::from_utf8_lossy(&chunk.data).into_owned()
+        } else {
+            crate::text::strip_ansi(&chunk.data)
+        });
+        v["dropped"] = json!(chunk.dropped);
+    }
+    v["status"] = status_json(name, &s, &s.status());
     Ok(v)
 }
 
@@ -429,7 +446,7 @@ fn start(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
         (None, Some(c)) if c.trim().is_empty() => {
             return Err(RpcError::params("cmd must name a program"))
         }
-        (None, Some(c)) => vec!["/bin/sh".into(), "-c".into(), format!("exec {c}")],
+        (None, Some(c)) => crate::session::shell_argv(c),
         (None, None) => return Err(RpcError::params("argv (or cmd) is required")),
     };
     if argv.is_empty() || argv[0].is_empty() {

@@ -8,12 +8,13 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::fs::{FlockOperation, Mode};
+use rustix::process::Signal;
 
 use crate::auth::{Unauthenticated, AUTH_FIRST};
 use crate::limits;
@@ -97,6 +98,40 @@ fn bind_private(path: &Path) -> io::Result<UnixListener> {
     l
 }
 
+/// Make way for a socket at `path`: nothing there, or a stale socket (one
+/// nobody accepts on, as a killed server leaves it), which is removed.
+/// Anything else is refused and left as it is: a live socket, a regular
+/// file, a symlink (whatever it points to), a directory, a FIFO, a device.
+pub fn claim_socket_path(path: &Path) -> Result<(), String> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("cannot inspect {}: {e}", path.display())),
+    };
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if !kind.is_socket() {
+        let what = if kind.is_symlink() {
+            "a symlink"
+        } else if kind.is_dir() {
+            "a directory"
+        } else if kind.is_file() {
+            "a regular file"
+        } else {
+            "not a socket"
+        };
+        return Err(format!(
+            "{} exists and is {what}; refusing to replace it (remove it or choose another path)",
+            path.display()
+        ));
+    }
+    if is_live(path) {
+        return Err(format!("{} is in use by a running server", path.display()));
+    }
+    std::fs::remove_file(path)
+        .map_err(|e| format!("cannot remove stale socket {}: {e}", path.display()))
+}
+
 /// Is a live server accepting on `path`?
 pub fn is_live(path: &Path) -> bool {
     UnixStream::connect(path).is_ok()
@@ -114,6 +149,98 @@ pub struct Config {
     /// The daemon: exit once it has had no session and no client for this
     /// long (see [`limits::DAEMON_IDLE_EXIT`]); `None` runs until told.
     pub idle_exit: Option<Duration>,
+    /// Exit cleanly on SIGTERM, SIGINT or SIGHUP (see [`ExitSignals`]).
+    pub signals: Option<ExitSignals>,
+}
+
+/// SIGTERM, SIGINT and SIGHUP, blocked in every thread and taken by one
+/// thread of their own with sigwait(3), which tells the accept loop through
+/// a pipe: the server then ends as after `pty/kill` (sessions killed, the
+/// answers in flight sent, its socket removed), with no work at all in a
+/// signal handler. Programs get an empty signal mask back when they are
+/// spawned (see [`crate::pty::spawn`]).
+#[derive(Clone)]
+pub struct ExitSignals {
+    rx: Arc<OwnedFd>,
+    got: Arc<AtomicI32>,
+}
+
+impl ExitSignals {
+    /// Block the signals and start the thread that takes them. Call it
+    /// before any other thread starts: a thread inherits the mask of the
+    /// thread that creates it, and one started earlier would still take
+    /// the signals itself, and die of them.
+    pub fn take() -> io::Result<ExitSignals> {
+        let (rx, tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        let set = crate::pty::sigmask::block(&[Signal::TERM, Signal::INT, Signal::HUP])?;
+        let got = Arc::new(AtomicI32::new(0));
+        let seen = Arc::clone(&got);
+        std::thread::Builder::new()
+            .name("exit-signals".into())
+            .stack_size(64 * 1024)
+            .spawn(move || loop {
+                if let Some(n) = crate::pty::sigmask::wait(&set) {
+                    seen.store(n, Ordering::SeqCst);
+                    let _ = rustix::io::write(&tx, b"s");
+                }
+            })?;
+        Ok(ExitSignals {
+            rx: Arc::new(rx),
+            got,
+        })
+    }
+
+    /// The signal that ended the server, if one did.
+    pub fn received(&self) -> Option<i32> {
+        Some(self.got.load(Ordering::SeqCst)).filter(|&n| n != 0)
+    }
+}
+
+/// Requests being answered right now, so that a server about to exit can
+/// let them finish (see [`limits::EXIT_ANSWER_WAIT`]).
+#[derive(Default)]
+struct Answering {
+    count: std::sync::Mutex<usize>,
+    done: std::sync::Condvar,
+}
+
+/// One request being answered; the count goes down on drop.
+struct AnswerGuard<'a>(&'a Answering);
+
+impl Answering {
+    fn lock(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.count.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn begin(&self) -> AnswerGuard<'_> {
+        *self.lock() += 1;
+        AnswerGuard(self)
+    }
+
+    /// Wait until no request is being answered, at most `limit`.
+    fn drain(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let mut n = self.lock();
+        while *n > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            n = self
+                .done
+                .wait_timeout(n, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+impl Drop for AnswerGuard<'_> {
+    fn drop(&mut self) {
+        let mut n = self.0.lock();
+        *n = n.saturating_sub(1);
+        self.0.done.notify_all();
+    }
 }
 
 enum Conn {
@@ -202,6 +329,7 @@ fn run_with(
     let refusing = Arc::new(AtomicUsize::new(0));
     let exit_now = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let room = Arc::new(Unauthenticated::default());
+    let answering = Arc::new(Answering::default());
     let me = rustix::process::getuid();
     let mut idle_since = Instant::now();
     let mut visited = false;
@@ -262,13 +390,20 @@ fn run_with(
             Listener::Unix(l, _) => l.as_fd(),
             Listener::Tcp(l, _) => l.as_fd(),
         };
+        let signalled = cfg.signals.as_ref().map(|s| s.rx.as_fd());
         let mut fds = [
             PollFd::from_borrowed_fd(lfd, PollFlags::IN),
             PollFd::new(&wake_rx, PollFlags::IN),
+            // Sliced off below when signals are not taken.
+            PollFd::from_borrowed_fd(signalled.unwrap_or(wake_rx.as_fd()), PollFlags::IN),
         ];
-        match poll(&mut fds, ts.as_ref()) {
+        let n = if signalled.is_some() { 3 } else { 2 };
+        match poll(&mut fds[..n], ts.as_ref()) {
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
             Err(e) => return Err(e.into()),
+        }
+        if n == 3 && !fds[2].revents().is_empty() {
+            break;
         }
         if !fds[1].revents().is_empty() {
             let mut b = [0u8; 64];
@@ -322,6 +457,7 @@ fn run_with(
             serve: cfg.serve,
             active: Arc::clone(&active),
             auth,
+            answering: Arc::clone(&answering),
         };
         let (w, x) = (Arc::clone(&wake_tx), Arc::clone(&exit_now));
         let spawned = std::thread::Builder::new()
@@ -341,13 +477,16 @@ fn run_with(
             active.fetch_sub(1, Ordering::SeqCst);
         }
     }
-    manager.shutdown();
+    // Nobody new gets in; the sessions end, and every request in flight
+    // (a wait on another connection) is answered before the process goes.
     if let Listener::Unix(_, path) = &listener {
         // Not a socket that replaced ours meanwhile (see `DaemonDir`).
         if held.as_ref().map_or(true, |h| node(path) == Some(h.socket)) {
             let _ = std::fs::remove_file(path);
         }
     }
+    manager.shutdown();
+    answering.drain(limits::EXIT_ANSWER_WAIT);
     Ok(())
 }
 
@@ -429,6 +568,7 @@ struct ConnCtx {
     /// A token-protected TCP connection: the token, the waiting room it
     /// is held in until it authenticates, and its place there.
     auth: Option<(Arc<String>, Arc<Unauthenticated>, Arc<AtomicU8>)>,
+    answering: Arc<Answering>,
 }
 
 fn serve_conn(mut conn: Conn, cx: &ConnCtx) -> After {
@@ -458,6 +598,7 @@ fn serve_conn(mut conn: Conn, cx: &ConnCtx) -> After {
             Ok(None) | Err(_) => return After::Continue,
             Ok(Some(r)) => r.map(|()| line.as_slice()),
         };
+        let _answering = cx.answering.begin();
         let resp = match answer_line(read, &ctx) {
             None => continue,
             Some((resp, After::Exit)) => {
@@ -645,12 +786,12 @@ impl DaemonDir {
     /// dead daemon (it would hold the lock), unless something answers on it.
     fn bind_socket(&mut self) -> Result<Option<UnixListener>, String> {
         let sock = socket_path(&self.dir);
-        if node(&sock).is_some() {
-            if is_live(&sock) {
-                return Ok(None);
-            }
-            let _ = std::fs::remove_file(&sock);
+        if node(&sock).is_some() && is_live(&sock) {
+            return Ok(None);
         }
+        // Anything else there that is not a stale socket is not ours to
+        // delete.
+        claim_socket_path(&sock)?;
         let l =
             bind_private(&sock).map_err(|e| format!("cannot listen on {}: {e}", sock.display()))?;
         self.socket = node(&sock).ok_or_else(|| format!("{} vanished", sock.display()))?;
@@ -741,6 +882,8 @@ impl DaemonDir {
 /// Run the per-user daemon in `dir` (already private). Writes `ready` on
 /// stdout once it accepts connections, then detaches stdout.
 pub fn daemon(dir: &Path, idle_exit: Duration) -> Result<(), String> {
+    // Before any thread starts (see `ExitSignals::take`).
+    let signals = ExitSignals::take().map_err(|e| format!("cannot take signals: {e}"))?;
     let Some((l, held)) = DaemonDir::bind(dir)? else {
         // Another daemon holds the directory: it is the one to use.
         println!("ready");
@@ -765,21 +908,16 @@ pub fn daemon(dir: &Path, idle_exit: Duration) -> Result<(), String> {
         Config {
             serve: false,
             idle_exit: Some(idle_exit),
+            signals: Some(signals),
         },
         Some(held),
     )
     .map_err(|e| e.to_string())
 }
 
-/// `serve`'s Unix socket: refuse a live one, replace a stale one.
+/// `serve`'s Unix socket: see [`claim_socket_path`].
 pub fn serve_unix(path: &Path) -> Result<Listener, String> {
-    if path.exists() {
-        if is_live(path) {
-            return Err(format!("{} is in use by a running server", path.display()));
-        }
-        std::fs::remove_file(path)
-            .map_err(|e| format!("cannot remove stale {}: {e}", path.display()))?;
-    }
+    claim_socket_path(path)?;
     let l = bind_private(path).map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
     Ok(Listener::Unix(l, path.to_path_buf()))
 }

@@ -58,6 +58,43 @@ impl Options {
     }
 }
 
+/// The argv that runs a shell command line (seed 000's `cmd`, `serve
+/// --cmd`) as the user wrote it: `/bin/sh -c LINE`, so that `cd DIR &&
+/// prog`, `NAME=value prog` and `echo hi; exit 3` mean what they mean in a
+/// shell. A line that is one plain command (see [`exec_is_transparent`]) is
+/// run as `exec LINE`, so that the program is the session's process rather
+/// than a child of a waiting sh (not every sh does that by itself).
+pub fn shell_argv(line: &str) -> Vec<String> {
+    let line = if exec_is_transparent(line) {
+        format!("exec {line}")
+    } else {
+        line.to_string()
+    };
+    vec!["/bin/sh".into(), "-c".into(), line]
+}
+
+/// Would `exec LINE` mean what `LINE` means? Only for one simple command
+/// naming an external program: no list, pipe, background job, subshell,
+/// group, redirection or line break; no variable assignment first; not a
+/// shell keyword or builtin (`exec cd` fails; `exec pwd` runs another pwd).
+fn exec_is_transparent(line: &str) -> bool {
+    const SHELL_WORDS: &[&str] = &[
+        "!", "{", "}", "[[", "if", "then", "else", "elif", "fi", "case", "esac", "for", "while",
+        "until", "do", "done", "function", "select", "time", ".", ":", "[", "alias", "bg", "break",
+        "builtin", "cd", "command", "continue", "echo", "eval", "exec", "exit", "export", "false",
+        "fc", "fg", "getopts", "hash", "jobs", "kill", "local", "newgrp", "printf", "pwd", "read",
+        "readonly", "return", "set", "shift", "source", "test", "times", "trap", "true", "type",
+        "ulimit", "umask", "unalias", "unset", "wait",
+    ];
+    if line.contains([';', '&', '|', '(', ')', '<', '>', '\n', '\r', '`']) {
+        return false;
+    }
+    match line.split_whitespace().next() {
+        Some(first) => !first.contains('=') && !SHELL_WORDS.contains(&first),
+        None => false,
+    }
+}
+
 /// How a program ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
@@ -836,16 +873,68 @@ impl Session {
         f(&mut lock(&self.inner.mouse_held))
     }
 
-    /// Stop gracefully: SIGHUP and SIGTERM to the whole session, SIGKILL after
-    /// `grace` if anything is still alive. Returns how the program ended.
+    /// Stop gracefully, letting the program clean up: SIGTERM (and SIGCONT,
+    /// for a stopped job) to every process of the session, up to
+    /// [`limits::STOP_TERM_GRACE`] for them to end; then SIGHUP, what a
+    /// closing terminal sends, to what is left (an interactive shell ignores
+    /// SIGTERM and ends on SIGHUP), and up to `grace` more; then SIGKILL. A
+    /// grace ends early once nothing is left that could still act on the
+    /// signals sent. Returns how the program ended.
     pub fn stop(&self, grace: Duration) -> Option<Exit> {
         if self.status().running() {
-            self.signal(Signal::HUP);
             self.signal(Signal::TERM);
             self.signal(Signal::CONT);
-            self.wait_exit(grace);
+            if !self.wait_ended(&[Signal::TERM], limits::STOP_TERM_GRACE) {
+                self.signal(Signal::HUP);
+                self.signal(Signal::CONT);
+                self.wait_ended(&[Signal::TERM, Signal::HUP], grace);
+            }
         }
         self.kill()
+    }
+
+    /// Wait up to `limit` until the program has exited and no other process
+    /// of its session is left (true), or all that is left ignores every one
+    /// of `sent` (false, at once: waiting longer would change nothing).
+    fn wait_ended(&self, sent: &[Signal], limit: Duration) -> bool {
+        /// How often the session's processes are looked at meanwhile.
+        const LOOK: Duration = Duration::from_millis(20);
+        let deadline = Instant::now() + limit;
+        loop {
+            let look = LOOK.min(deadline.saturating_duration_since(Instant::now()));
+            // Woken by the program's exit; what else is left has no such
+            // event, and is looked at again after a short while.
+            let exited = if lock(&self.inner.state).exit.is_some() {
+                thread::sleep(look);
+                true
+            } else {
+                self.wait_exit(look)
+            };
+            let left: Vec<i32> = self
+                .session_members()
+                .into_iter()
+                .filter(|&pid| crate::procstat::read(pid).is_some_and(|st| st.state != b'Z'))
+                .collect();
+            if exited && left.is_empty() {
+                return true;
+            }
+            if !left.is_empty() && left.iter().all(|&pid| pty::ignores(pid, sent)) {
+                return false;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+        }
+    }
+
+    /// Pids of the processes of the session (see [`Session::signal`]).
+    fn session_members(&self) -> Vec<i32> {
+        let exited = lock(&self.inner.state).exit.is_some();
+        // As in `signal`: a reaped leader's pid alive again is not ours.
+        if exited && std::path::Path::new(&format!("/proc/{}", self.inner.pid)).exists() {
+            return Vec::new();
+        }
+        pty::session_processes(self.inner.pid)
     }
 
     /// SIGKILL the whole session now and reap the child.
@@ -856,7 +945,8 @@ impl Session {
         self.status().exit
     }
 
-    fn wait_exit(&self, limit: Duration) {
+    /// Wait up to `limit` for the program to exit; whether it has.
+    fn wait_exit(&self, limit: Duration) -> bool {
         let deadline = Instant::now() + limit;
         let mut st = lock(&self.inner.state);
         while st.exit.is_none() {
@@ -871,6 +961,7 @@ impl Session {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
+        st.exit.is_some()
     }
 
     fn close_reader(&self) {

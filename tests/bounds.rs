@@ -514,8 +514,22 @@ fn the_man_page_lists_every_limit_with_its_value() {
             format!("at most {} times", limits::MCP_MAX_REPEAT),
         ),
         (
+            "STOP_TERM_GRACE",
+            format!(
+                "{} between SIGTERM and SIGHUP",
+                secs(limits::STOP_TERM_GRACE)
+            ),
+        ),
+        (
             "STOP_GRACE",
-            format!("{} between SIGTERM", secs(limits::STOP_GRACE)),
+            format!("{} between SIGHUP and SIGKILL", secs(limits::STOP_GRACE)),
+        ),
+        (
+            "EXIT_ANSWER_WAIT",
+            format!(
+                "waits at most {} for the answers in flight",
+                secs(limits::EXIT_ANSWER_WAIT)
+            ),
         ),
         (
             "CLIENT_WRITE_TIMEOUT",

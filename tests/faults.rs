@@ -475,13 +475,10 @@ fn a_program_that_ignores_sigterm_and_sighup_is_killed_by_stop() {
         .as_i64()
         .expect("pid") as i32;
     let id = proc_identity(child).expect("alive");
-    let t = Instant::now();
+    // TERM, then HUP, then KILL: with both ignored, waiting out the grace
+    // periods would change nothing, so the KILL comes at once.
     let stop = rpc.ok("pty/stop", json!({"session": "s"}));
     assert_eq!(stop["signal"], 9, "{stop}");
-    assert!(
-        t.elapsed() >= Duration::from_millis(1500),
-        "SIGKILL came only after the grace"
-    );
     assert_eq!(wait_gone(child, id, false), None);
 }
 

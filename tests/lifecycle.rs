@@ -182,6 +182,28 @@ fn a_runtime_directory_open_to_others_is_refused() {
     assert!(!sb.socket().exists());
 }
 
+/// The daemon replaces a stale socket of its own, never a file that is
+/// not a socket where its socket belongs.
+#[test]
+fn the_daemon_refuses_to_replace_a_file_at_its_socket_path() {
+    let sb = Sandbox::new("sockfile");
+    std::fs::create_dir(sb.runtime()).expect("mkdir");
+    std::fs::set_permissions(sb.runtime(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    std::fs::write(sb.socket(), "precious\n").expect("file");
+    let out = sb.run(&["start", "--", "cat"]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    let log = std::fs::read_to_string(sb.log()).unwrap_or_default();
+    let path = sb.socket().display().to_string();
+    assert!(
+        out.stderr.contains(&path) || log.contains(&path),
+        "names {path}: {out:?} {log:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.socket()).expect("still a file"),
+        "precious\n"
+    );
+}
+
 /// Start `script` under `sh -c` and return (child pid, background pid) once
 /// it has printed `bg=PID`.
 fn start_with_background(sb: &Sandbox, session: &str, script: &str) -> (i32, i32) {
@@ -507,4 +529,136 @@ fn a_runtime_directory_deleted_under_the_daemon_is_put_back() {
         sb.run(&["stop", "--session", "more"]).ok();
     }
     sb.run(&["stop", "--session", "keep"]).ok();
+}
+
+/// Start `python3 SCRIPT` in session `name` and wait for it to print `ready`.
+fn start_python(sb: &Sandbox, name: &str, script: &str) -> i32 {
+    let path = sb.root.join(format!("{name}.py"));
+    std::fs::write(&path, script).expect("script");
+    let p = path.to_str().expect("path");
+    sb.run(&[
+        "start",
+        "--session",
+        name,
+        "--max-wait",
+        "1000",
+        "--",
+        "python3",
+        p,
+    ])
+    .ok();
+    sb.run(&[
+        "wait",
+        "--session",
+        name,
+        "--match",
+        "ready",
+        "--max-wait",
+        "30000",
+    ])
+    .ok();
+    status_json(sb, name)["pid"].as_i64().expect("pid") as i32
+}
+
+#[test]
+fn stop_lets_a_sigterm_handler_run() {
+    let sb = Sandbox::new("termhandler");
+    let log = sb.root.join("cleanup.log");
+    let script = format!(
+        r#"import signal, sys, time
+def bye(sig, frame):
+    with open({log:?}, "w") as f:
+        f.write("cleaned up\n")
+    sys.exit(7)
+signal.signal(signal.SIGTERM, bye)
+print("ready", flush=True)
+while True:
+    time.sleep(1)
+"#
+    );
+    let pid = start_python(&sb, "py", &script);
+    let id = proc_identity(pid).expect("python");
+    let stop = sb.run(&["stop", "--session", "py"]).ok();
+    stop.assert_one_stderr_line(STOP_LINE);
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap_or_default(),
+        "cleaned up\n",
+        "the SIGTERM handler did not run: {stop:?}"
+    );
+    assert!(stop.stderr.contains("exited: exit status 7"), "{stop:?}");
+    assert_eq!(wait_gone(pid, id, false), None);
+}
+
+#[test]
+fn stop_ends_an_interactive_shell_by_hangup_and_reaches_its_background_job() {
+    let sb = Sandbox::new("shellstop");
+    let log = sb.root.join("job.log");
+    sb.run(&[
+        "start",
+        "--session",
+        "sh",
+        "--",
+        "bash",
+        "--norc",
+        "--noprofile",
+        "-i",
+    ])
+    .ok();
+    // A background job that cleans up on SIGTERM (and would die silently
+    // of a SIGHUP that came first).
+    let job = format!(
+        "(trap 'echo job-term > {}; exit 0' TERM; while :; do sleep 0.1; done) & echo bg=$!",
+        log.display()
+    );
+    sb.run(&["send", "--session", "sh", "--text", &job, "--enter"])
+        .ok();
+    sb.run(&[
+        "wait",
+        "--session",
+        "sh",
+        "--match",
+        "bg=",
+        "--max-wait",
+        "30000",
+    ])
+    .ok();
+    let shell = status_json(&sb, "sh")["pid"].as_i64().expect("pid") as i32;
+    wait_ignoring_term(shell);
+    let shell_id = proc_identity(shell).expect("bash");
+    let stop = sb.run(&["stop", "--session", "sh"]).ok();
+    stop.assert_one_stderr_line(STOP_LINE);
+    assert!(
+        stop.stderr.contains("exited: signal: hangup"),
+        "bash ignores TERM and ends on the HUP that follows, not on KILL: {stop:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap_or_default(),
+        "job-term\n",
+        "the background job's TERM trap did not run"
+    );
+    assert_eq!(wait_gone(shell, shell_id, false), None);
+}
+
+#[test]
+fn a_pending_wait_sees_kill_session() {
+    let mut sb = Sandbox::new("waitkilled");
+    sb.run(&["start", "--session", "w", "--", "cat"]).ok();
+    let daemon = sb.daemon_pid().expect("daemon");
+    let i = sb.spawn(&["wait", "--session", "w"]);
+    assert!(
+        eventually(Duration::from_secs(60), || common::rpc_thread_waiting(
+            daemon
+        )
+        .then_some(()))
+        .is_some(),
+        "the wait never began"
+    );
+    sb.run(&["kill-session", "--session", "w"]).ok();
+    sb.wait_child(i, common::CALL_LIMIT)
+        .expect("wait returns after the kill");
+    let err = sb.child_stderr(i);
+    assert!(!err.contains("no session"), "{err:?}");
+    let last = err.lines().last().unwrap_or("");
+    assert!(re(STATUS_LINE).is_match(last), "{err:?}");
+    assert!(last.contains("exited: signal: killed"), "{err:?}");
 }

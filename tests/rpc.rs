@@ -720,3 +720,38 @@ fn the_cursor_counts_from_1_in_seed_000_and_from_0_in_the_frame() {
         "{f}"
     );
 }
+
+/// `cmd` is a shell command line, run by `/bin/sh -c` as written: its own
+/// exit status, builtins such as `cd`, and `NAME=value` prefixes all work.
+#[test]
+fn a_start_cmd_is_a_shell_command_line() {
+    let sb = Sandbox::new("cmdline");
+    sb.run(&["start", "--session", "keep", "--", "cat"]).ok();
+    let mut c = sb.rpc();
+    c.ok(
+        "pty/start",
+        json!({"session": "x", "cmd": "echo hi; exit 3"}),
+    );
+    let r = c.ok(
+        "pty/wait",
+        json!({"session": "x", "exit": true, "timeout": 30_000}),
+    );
+    assert!(r["screen"].as_str().unwrap_or("").contains("hi"), "{r}");
+    assert_eq!(c.ok("pty/status", json!({"session": "x"}))["exitCode"], 3);
+    let dir = sb.work("there");
+    c.ok(
+        "pty/start",
+        json!({"session": "y", "cmd": format!("cd {} && FOO=bar sh -c 'echo \"$FOO in $PWD\"'", dir.display())}),
+    );
+    c.wait_for("y", &format!("bar in {}", dir.display()));
+    // One plain command is the session's program itself, not a child of sh.
+    c.ok("pty/start", json!({"session": "z", "cmd": "cat -u"}));
+    let pid = c.ok("pty/status", json!({"session": "z"}))["pid"]
+        .as_i64()
+        .expect("pid");
+    let comm = || std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let became_cat = common::eventually(Duration::from_secs(30), || {
+        (comm().trim() == "cat").then_some(())
+    });
+    assert!(became_cat.is_some(), "pid {pid} is {:?}", comm());
+}

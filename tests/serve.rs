@@ -379,3 +379,121 @@ fn a_connection_that_does_not_authenticate_in_time_is_closed() {
     assert_eq!(c.ok("pty/status", json!({}))["running"], true);
     c.ok("pty/kill", json!({}));
 }
+
+#[test]
+fn serve_refuses_to_replace_anything_but_a_stale_socket() {
+    let sb = Sandbox::new("notsock");
+    let file = sb.root.join("precious");
+    std::fs::write(&file, "precious\n").expect("file");
+    let link = sb.root.join("link.sock");
+    std::os::unix::fs::symlink(&file, &link).expect("symlink");
+    let dangling = sb.root.join("dangling.sock");
+    std::os::unix::fs::symlink(sb.root.join("nowhere"), &dangling).expect("symlink");
+    let dir = sb.root.join("dir.sock");
+    std::fs::create_dir(&dir).expect("dir");
+    let fifo = sb.root.join("fifo.sock");
+    sb.tool(&sb.root, "mkfifo", &[fifo.to_str().expect("path")]);
+    for path in [&file, &link, &dangling, &dir, &fifo] {
+        let p = path.to_str().expect("path");
+        let before = std::fs::symlink_metadata(path).expect("there");
+        let out = sb.run(&["serve", "--cmd", "cat", "--socket", p]);
+        assert_ne!(out.code(), 0, "{p}: {out:?}");
+        out.assert_one_stderr_line(r"^\[ptybroker: .+\]$");
+        assert!(out.stderr.contains(p), "names the path: {out:?}");
+        let after = std::fs::symlink_metadata(path).expect("still there");
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(
+            (before.ino(), before.file_type()),
+            (after.ino(), after.file_type()),
+            "{p} was replaced"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&file).expect("file"), "precious\n");
+    assert_eq!(std::fs::read_link(&link).expect("link"), file);
+}
+
+#[test]
+fn serve_removes_its_socket_when_terminated_by_a_signal() {
+    for sig in [15, 2, 1] {
+        let mut sb = Sandbox::new("sigexit");
+        let path = sb.root.join("s.sock");
+        let (i, mut c) = sb.serve_unix(&path, &["--cmd", "cat"]);
+        let pid = c.ok("pty/status", json!({}))["pid"].as_i64().expect("pid") as i32;
+        let id = common::proc_identity(pid).expect("identity");
+        common::kill(sb.child_pid(i), sig);
+        let st = sb
+            .wait_child(i, CALL_LIMIT)
+            .expect("serve exits on the signal");
+        assert_eq!(st.code(), Some(128 + sig), "signal {sig}: {st}");
+        assert!(!path.exists(), "signal {sig} left the socket behind");
+        assert_eq!(common::wait_gone(pid, id, false), None, "cat ended");
+    }
+}
+
+#[test]
+fn serve_cmd_is_a_shell_command_line() {
+    let mut sb = Sandbox::new("shline");
+    let path = sb.root.join("sh.sock");
+    let dir = sb.work("here");
+    let line = format!(
+        "cd {} && FOO=bar sh -c 'echo \"$FOO in $PWD\"'; exit 3",
+        dir.display()
+    );
+    let (_, mut c) = sb.serve_unix(&path, &["--cmd", &line]);
+    let r = c.ok("pty/wait", json!({"exit": true, "timeout": 30_000}));
+    assert_eq!(r["reason"], "exited", "{r}");
+    let screen = r["screen"].as_str().unwrap_or("");
+    assert!(
+        screen.contains(&format!("bar in {}", dir.display())),
+        "{screen:?}"
+    );
+    assert_eq!(c.ok("pty/status", json!({}))["exitCode"], 3);
+    c.ok("pty/kill", json!({}));
+}
+
+#[test]
+fn a_pending_wait_is_answered_when_another_client_kills() {
+    use std::io::BufRead;
+    let mut sb = Sandbox::new("waitkill");
+    let path = sb.root.join("w.sock");
+    // A full screen makes the wait's answer large, and slow to build: the
+    // process must not exit before it is out.
+    let (i, mut killer) = sb.serve_unix(
+        &path,
+        &[
+            "--cols",
+            "1000",
+            "--rows",
+            "500",
+            "--cmd",
+            "head -c 500000 /dev/zero | tr '\\0' x; exec cat",
+        ],
+    );
+    killer.ok("pty/wait", json!({"idle": true, "timeout": 60_000}));
+    let mut waiter = std::os::unix::net::UnixStream::connect(&path).expect("connect");
+    waiter.set_read_timeout(Some(CALL_LIMIT)).expect("timeout");
+    writeln!(
+        waiter,
+        r#"{{"jsonrpc":"2.0","method":"pty/wait","params":{{"exit":true,"timeout":600000}},"id":7}}"#
+    )
+    .expect("send");
+    let serve_pid = sb.child_pid(i);
+    assert!(
+        eventually(CALL_LIMIT, || common::rpc_thread_waiting(serve_pid)
+            .then_some(()))
+        .is_some(),
+        "the wait never began"
+    );
+    killer.ok("pty/kill", json!({}));
+    let mut line = String::new();
+    let n = std::io::BufReader::new(&waiter)
+        .read_line(&mut line)
+        .unwrap_or(0);
+    assert!(n > 0, "the pending wait got no answer");
+    let v: serde_json::Value = serde_json::from_str(&line).expect("json");
+    assert_eq!(v["id"], 7, "{v}");
+    assert_eq!(v["result"]["reason"], "exited", "{v}");
+    let st = sb.wait_child(i, CALL_LIMIT).expect("serve exits");
+    assert!(st.success(), "{st}");
+    assert!(!path.exists(), "socket removed");
+}

@@ -330,7 +330,7 @@ pub const TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "terminal_close",
         title: "Close a session",
-        description: "Close a session and free its processes: SIGHUP and SIGTERM to everything in it, SIGKILL after 2 s; force=true kills the whole process tree at once.",
+        description: "Close a session and free its processes: SIGTERM to everything in it (a clean-up handler runs), SIGHUP after 1 s to what is left, SIGKILL after 2 s more; force=true kills the whole process tree at once.",
         read_only: false,
         destructive: true,
         input: || {

@@ -533,6 +533,19 @@ pub fn kill(pid: i32, sig: i32) {
     }
 }
 
+/// Is a JSON-RPC connection thread of process `pid` blocked in a wait (on
+/// a condition variable, as `pty/wait` is) right now? Lets a test act only
+/// once a wait it sent is pending in the server.
+pub fn rpc_thread_waiting(pid: i32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        let read = |f: &str| std::fs::read_to_string(t.path().join(f)).unwrap_or_default();
+        read("comm").trim() == "rpc-conn" && read("wchan").contains("futex")
+    })
+}
+
 /// Poll `f` until it returns `Some`, for at most `limit`.
 pub fn eventually<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + limit;
