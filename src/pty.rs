@@ -18,8 +18,6 @@ use rustix::fs::{self, Mode, OFlags};
 use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
 use rustix::termios::{tcsetwinsize, Winsize};
 
-use crate::procstat;
-
 /// What to run and how. Sizes are assumed to be validated by the caller
 /// (see `limits`).
 #[derive(Clone, Debug)]
@@ -197,90 +195,6 @@ fn check_cwd(dir: &Path) -> io::Result<()> {
         return Err(unusable(rustix::io::Errno::NOTDIR.into()));
     }
     rustix::fs::access(dir, rustix::fs::Access::EXEC_OK).map_err(|e| unusable(e.into()))
-}
-
-/// Pids of every process whose session id is `sid` (the child we spawned is
-/// its session's leader, so this is everything it started that did not leave
-/// the session). Empty where /proc is not available.
-pub fn session_processes(sid: i32) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for entry in dir.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if procstat::read(pid).is_some_and(|st| st.session == sid) {
-            out.push(pid);
-        }
-    }
-    out
-}
-
-/// Every live (not zombie) process as `(pid, ppid)`, from /proc (empty where
-/// it is not available).
-fn process_table() -> Vec<(i32, i32)> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| {
-            let st = procstat::read(pid)?;
-            (st.state != b'Z' && st.state != b'X').then_some((pid, st.ppid))
-        })
-        .collect()
-}
-
-/// Live direct children of `pid`.
-pub fn children(pid: i32) -> Vec<i32> {
-    process_table()
-        .into_iter()
-        .filter(|&(_, ppid)| ppid == pid)
-        .map(|(p, _)| p)
-        .collect()
-}
-
-/// Live descendants of `pid` (children first, then theirs), not `pid` itself.
-pub fn descendants(pid: i32) -> Vec<i32> {
-    let table = process_table();
-    let mut out = Vec::new();
-    let mut frontier = vec![pid];
-    while let Some(parent) = frontier.pop() {
-        for &(p, ppid) in &table {
-            if ppid == parent && !out.contains(&p) {
-                out.push(p);
-                frontier.push(p);
-            }
-        }
-    }
-    out
-}
-
-/// Does `pid` ignore every one of `signals` (SIG_IGN, from the `SigIgn`
-/// mask of /proc/PID/status)? False when it cannot be told. A process that
-/// only blocks a signal may still take it (with sigwait), so blocked is not
-/// ignored.
-pub fn ignores(pid: i32, signals: &[rustix::process::Signal]) -> bool {
-    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
-        return false;
-    };
-    let Some(mask) = text
-        .lines()
-        .find_map(|l| l.strip_prefix("SigIgn:"))
-        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
-    else {
-        return false;
-    };
-    signals.iter().all(|s| {
-        let n = s.as_raw();
-        (1..=64).contains(&n) && mask & (1 << (n - 1)) != 0
-    })
 }
 
 /// Spawn a process that leaves our session (for the daemon), so that closing

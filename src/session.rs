@@ -21,7 +21,7 @@ use crate::keys::MouseButton;
 use crate::limits;
 use crate::pty::{self, Pty, SpawnOptions};
 use crate::record::Recorder;
-use crate::settle::{self, Readiness, Wakes};
+use crate::settle::{self, procfs, Readiness, Wakes};
 use crate::sync::lock;
 use crate::transcript::{CharRead, Chunk, Transcript};
 use crate::vt::Screen;
@@ -701,7 +701,7 @@ impl Session {
 
     /// Live (not zombie) direct children of the session's program.
     pub fn children(&self) -> Vec<i32> {
-        pty::children(self.inner.pid)
+        procfs::children(self.inner.pid)
     }
 
     /// SIGKILL every child of the session's program together with all of
@@ -711,7 +711,7 @@ impl Session {
         let mut killed = Vec::new();
         // Twice: a tree member may fork while the first pass runs.
         for _ in 0..2 {
-            for pid in pty::descendants(self.inner.pid) {
+            for pid in procfs::descendants(self.inner.pid) {
                 if let Some(p) = Pid::from_raw(pid) {
                     if rustix::process::kill_process(p, Signal::KILL).is_ok()
                         && !killed.contains(&pid)
@@ -839,10 +839,10 @@ impl Session {
         // background job of an exited shell is still reached. But if the
         // reaped leader's pid is alive again, it was reused by someone else's
         // process, and its session is not ours.
-        if exited && std::path::Path::new(&format!("/proc/{}", self.inner.pid)).exists() {
+        if exited && procfs::exists(self.inner.pid) {
             return;
         }
-        for pid in pty::session_processes(self.inner.pid) {
+        for pid in procfs::session_processes(self.inner.pid) {
             if let Some(p) = Pid::from_raw(pid) {
                 let _ = rustix::process::kill_process(p, sig);
             }
@@ -913,12 +913,12 @@ impl Session {
             let left: Vec<i32> = self
                 .session_members()
                 .into_iter()
-                .filter(|&pid| crate::procstat::read(pid).is_some_and(|st| st.state != b'Z'))
+                .filter(|&pid| procfs::is_live(pid))
                 .collect();
             if exited && left.is_empty() {
                 return true;
             }
-            if !left.is_empty() && left.iter().all(|&pid| pty::ignores(pid, sent)) {
+            if !left.is_empty() && left.iter().all(|&pid| procfs::ignores(pid, sent)) {
                 return false;
             }
             if Instant::now() >= deadline {
@@ -931,10 +931,10 @@ impl Session {
     fn session_members(&self) -> Vec<i32> {
         let exited = lock(&self.inner.state).exit.is_some();
         // As in `signal`: a reaped leader's pid alive again is not ours.
-        if exited && std::path::Path::new(&format!("/proc/{}", self.inner.pid)).exists() {
+        if exited && procfs::exists(self.inner.pid) {
             return Vec::new();
         }
-        pty::session_processes(self.inner.pid)
+        procfs::session_processes(self.inner.pid)
     }
 
     /// SIGKILL the whole session now and reap the child.

@@ -163,3 +163,4 @@ pub fn probe_wakes(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> (Readines
 
 #[cfg(target_os = "linux")]
 mod linux;
+pub(crate) mod procfs;
