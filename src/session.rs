@@ -21,7 +21,8 @@ use crate::keys::MouseButton;
 use crate::limits;
 use crate::pty::{self, Pty, SpawnOptions};
 use crate::record::Recorder;
-use crate::settle::{self, procfs, Readiness, Wakes};
+use crate::settle::rule::{self, Due};
+use crate::settle::{self, procfs, Readiness};
 use crate::sync::lock;
 use crate::transcript::{CharRead, Chunk, Transcript};
 use crate::vt::Screen;
@@ -969,19 +970,21 @@ impl Session {
     }
 
     /// Block until one of `until`'s conditions holds or `timeout` (capped at
-    /// [`limits::MAX_WAIT`]) passes.
+    /// [`limits::MAX_WAIT`]) passes. Whether the program has settled is
+    /// decided by [`rule::Settler`]; this gathers what it looks at and sleeps
+    /// until its next look.
     pub fn wait(&self, until: &Until, timeout: Duration) -> (Reason, Duration) {
         let start = Instant::now();
         let deadline = start + timeout.min(limits::MAX_WAIT);
         let mut scan = Scan::default();
-        let mut kernel = KernelCheck::default();
         let mut next_cancel_look = start;
         let mut st = lock(&self.inner.state);
-        kernel.rewinds = Some(st.screen.rewinds());
+        let mut settler = rule::Settler::new(&snapshot(&st));
         loop {
             let now = Instant::now();
-            let fallback_ok = kernel.unknown || until.settle.is_some_and(|s| !s.kernel);
-            let (done, wake) = check(&st, until, now, &mut scan, fallback_ok);
+            let snap = snapshot(&st);
+            let fallback_ok = settler.quiet_fallback() || until.settle.is_some_and(|s| !s.kernel);
+            let (done, wake) = check(&st, &snap, until, now, &mut scan, fallback_ok);
             if let Some(reason) = done {
                 return (reason, now - start);
             }
@@ -1001,13 +1004,14 @@ impl Session {
                 None => wake,
             };
             if until.settle.is_some_and(|s| s.kernel) {
-                match kernel.due(&st, now) {
+                match settler.due(&snap, now) {
                     Due::Now => {
                         let generation = st.generation;
                         drop(st);
-                        let (readiness, wakes) = self.readiness_now();
+                        let look = self.look(generation);
                         st = lock(&self.inner.state);
-                        if kernel.observe(&st, generation, (readiness, wakes), Instant::now()) {
+                        let verdict = settler.observe(&snapshot(&st), &look, Instant::now());
+                        if verdict == rule::Verdict::Settled {
                             return (Reason::Idle, start.elapsed());
                         }
                         continue;
@@ -1029,8 +1033,10 @@ impl Session {
         }
     }
 
-    /// Ask the kernel, now, whether the program waits for input; output still
-    /// on its way to us counts as not waiting.
+    /// Look at the program now: whether the kernel says it waits for input,
+    /// and whether output is still on its way to us (which the rule counts
+    /// as busy, see [`rule::Look::answer`]). `generation` is the output
+    /// generation before the look.
     ///
     /// The order matters. The program is probed first: if it is blocked
     /// reading, everything it wrote before is already inside the terminal.
@@ -1039,23 +1045,19 @@ impl Session {
     /// by the program but not yet handed to the line discipline show as
     /// readable here. Last, bytes the reader thread has already taken off the
     /// master but not yet absorbed are covered by its `reading` flag (the
-    /// caller compares the output generation too).
-    ///
-    /// With it, whether the program may wake by itself (see
-    /// [`settle::probe_wakes`]).
-    fn readiness_now(&self) -> (Readiness, Wakes) {
+    /// rule compares the output generation too).
+    fn look(&self, generation: u64) -> rule::Look {
         let master = self.inner.pty.master();
-        let r = settle::probe_wakes(master, self.inner.pty.pts(), self.inner.pid);
-        if pty::ready_now(master, PollFlags::IN).contains(PollFlags::IN) {
-            return (
-                Readiness::Busy("output is still arriving".into()),
-                Wakes::MAYBE,
-            );
+        let (readiness, wakes) = settle::probe_wakes(master, self.inner.pty.pts(), self.inner.pid);
+        let master_readable = pty::ready_now(master, PollFlags::IN).contains(PollFlags::IN);
+        let absorbing = self.inner.reading.load(Ordering::SeqCst);
+        rule::Look {
+            generation,
+            readiness,
+            wakes,
+            master_readable,
+            absorbing,
         }
-        if self.inner.reading.load(Ordering::SeqCst) {
-            return (Readiness::Busy("output is being read".into()), Wakes::MAYBE);
-        }
-        r
     }
 
     /// Whether the program waits for input right now, as the kernel sees it.
@@ -1063,192 +1065,23 @@ impl Session {
         if lock(&self.inner.state).exit.is_some() {
             return Readiness::Unknown(EXITED.into());
         }
-        self.readiness_now().0
+        self.look(0).answer().0
     }
 }
 
-/// A half-received escape sequence, an open synchronized-output frame or a
-/// terminal reply not yet written holds settling back, until this returns
-/// `None`. Not forever: a program that stops mid-frame (a sequence this
-/// emulator does not know the end of, a crashed frame) would otherwise never
-/// settle, so after [`limits::SETTLE_FRAME_GRACE`] of quiet it no longer
-/// counts.
-fn held_by_framing(st: &State, now: Instant) -> Option<Instant> {
-    let framing = st.screen.is_mid_sequence() || st.screen.modes().synchronized_output;
-    if !framing && st.answers.is_empty() {
-        return None;
-    }
-    let until = st.last_output.max(st.last_input) + limits::SETTLE_FRAME_GRACE;
-    (now < until).then_some(until)
-}
-
-/// When a wait should next ask the kernel.
-enum Due {
-    Now,
-    At(Instant),
-    Never,
-}
-
-/// A wait's running record of what the kernel said (see [`SettleSpec`]).
-#[derive(Default)]
-struct KernelCheck {
-    /// A first "waiting" answer, the output generation it saw, and whether
-    /// the program may wake by itself (at any look since).
-    waiting_since: Option<(Instant, u64, bool)>,
-    /// Until when a short timer of the waiting program is let run out (see
-    /// [`limits::SETTLE_TIMER_HORIZON`]), the output generation it saw and
-    /// the timeout: output since (what the timer brought) or work clears it.
-    timer_until: Option<(Instant, u64, Duration)>,
-    /// A timer has been let run (or begun to) in this wait, and when the
-    /// first began.
-    timer_used: bool,
-    timer_first: Option<(Instant, u64)>,
-    /// The screen's rewind count when the wait began (see
-    /// [`crate::vt::Screen::rewinds`]).
-    rewinds: Option<u64>,
-    /// When the program was last seen busy.
-    busy_at: Option<Instant>,
-    next: Option<Instant>,
-    backoff: Duration,
-    /// The kernel could not tell: the quiet fallback applies.
-    unknown: bool,
-}
-
-impl KernelCheck {
-    fn due(&self, st: &State, now: Instant) -> Due {
-        if st.exit.is_some() {
-            return Due::Never;
-        }
-        if let Some(until) = held_by_framing(st, now) {
-            return Due::At(until);
-        }
-        let quiet_at = st.last_output.max(st.last_input) + limits::SETTLE_FIRST_LOOK;
-        let at = self.next.map_or(quiet_at, |n| n.max(quiet_at));
-        if now >= at {
-            Due::Now
-        } else {
-            Due::At(at)
-        }
-    }
-
-    /// Take in one answer; true when the program has settled.
-    /// `r` is the readiness and whether (and when) the program may wake by
-    /// itself.
-    fn observe(
-        &mut self,
-        st: &State,
-        generation: u64,
-        (r, wakes): (Readiness, Wakes),
-        now: Instant,
-    ) -> bool {
-        const FIRST: Duration = Duration::from_millis(1);
-        const MOST: Duration = Duration::from_millis(20);
-        if st.generation != generation {
-            // Output arrived while we asked: start over from it.
-            self.waiting_since = None;
-            self.timer_until = None;
-            self.backoff = FIRST;
-            self.next = None;
-            return false;
-        }
-        match r {
-            Readiness::Waiting => {
-                // The input must have visibly arrived: echoed or answered
-                // (output since the write began: the answer may come before
-                // the writer returns), or the program seen working since, or
-                // a grace period.
-                let arrived = st.input_began.map_or(true, |began| {
-                    st.transcript.end() > st.input_at
-                        || self.busy_at.is_some_and(|b| b >= began)
-                        || now >= st.last_input + limits::SETTLE_INPUT_GRACE
-                });
-                if !arrived {
-                    self.next = Some((now + FIRST).min(st.last_input + limits::SETTLE_INPUT_GRACE));
-                    return false;
-                }
-                // Waiting on the terminal with a short timeout: what the
-                // timer brings may be the answer (a wizard's pause, a
-                // countdown, an awaited timer), so let it run out first. If
-                // the program then waits again, silent, on a longer timeout,
-                // it armed a new timer (node's 15 ms tick before the awaited
-                // one): let that run out too; the same or a shorter one is a
-                // periodic poll, and it is settled. A full-screen program
-                // (on the alternate screen, or repainting during this wait:
-                // top) redraws on its timer for ever: it gets one per wait.
-                if let Some(t) = wakes.timer.filter(|&t| t <= limits::SETTLE_TIMER_HORIZON) {
-                    let alt = st.screen.is_alt_screen()
-                        || self.rewinds.is_some_and(|r| r != st.screen.rewinds());
-                    let until = match self.timer_until {
-                        Some((until, g, last)) if g == generation && (now < until || t <= last) => {
-                            Some(until)
-                        }
-                        _ if alt && self.timer_used => None,
-                        _ => {
-                            // Silent re-arms together run at most the
-                            // horizon: a program with a periodic timer and
-                            // nothing to say pays that, not a period per
-                            // re-arm. A timer that brought output (a
-                            // countdown) starts afresh.
-                            let first = match self.timer_first {
-                                Some((first, g)) if g == generation => first,
-                                _ => {
-                                    self.timer_first = Some((now, generation));
-                                    now
-                                }
-                            };
-                            let until = (now + t).min(first + limits::SETTLE_TIMER_HORIZON);
-                            self.timer_until = Some((until, generation, t));
-                            self.timer_used = true;
-                            Some(until)
-                        }
-                    };
-                    if let Some(until) = until.filter(|&u| now < u) {
-                        self.waiting_since = None;
-                        self.next = Some(until);
-                        return false;
-                    }
-                }
-                let wakes = wakes.may;
-                let debounce = |wakes| {
-                    if wakes {
-                        limits::SETTLE_DEBOUNCE
-                    } else {
-                        limits::SETTLE_DEBOUNCE_BLOCKED
-                    }
-                };
-                match self.waiting_since {
-                    // Waiting twice, a debounce apart, with nothing written
-                    // in between: whatever it wrote before has landed.
-                    Some((t, g, w)) if g == generation && now >= t + debounce(w || wakes) => true,
-                    Some((t, g, w)) if g == generation => {
-                        self.waiting_since = Some((t, g, w || wakes));
-                        self.next = Some(now + FIRST);
-                        false
-                    }
-                    _ => {
-                        self.waiting_since = Some((now, generation, wakes));
-                        self.next = Some(now + debounce(wakes));
-                        false
-                    }
-                }
-            }
-            Readiness::Busy(_) => {
-                self.busy_at = Some(now);
-                self.waiting_since = None;
-                self.timer_until = None;
-                self.unknown = false;
-                self.backoff = (self.backoff * 2).clamp(FIRST, MOST);
-                self.next = Some(now + self.backoff);
-                false
-            }
-            Readiness::Unknown(_) => {
-                self.unknown = true;
-                self.waiting_since = None;
-                self.timer_until = None;
-                self.next = Some(now + MOST);
-                false
-            }
-        }
+/// What the settle rule looks at in the session's state.
+fn snapshot(st: &State) -> rule::Snapshot {
+    rule::Snapshot {
+        generation: st.generation,
+        last_output: st.last_output,
+        last_input: st.last_input,
+        input_began: st.input_began,
+        output_since_input: st.transcript.end() > st.input_at,
+        mid_frame: st.screen.is_mid_sequence() || st.screen.modes().synchronized_output,
+        answers_pending: !st.answers.is_empty(),
+        alt_screen: st.screen.is_alt_screen(),
+        rewinds: st.screen.rewinds(),
+        exited: st.exit.is_some(),
     }
 }
 
@@ -1256,6 +1089,7 @@ impl KernelCheck {
 /// even without new output (for time-based conditions)?
 fn check(
     st: &State,
+    snap: &rule::Snapshot,
     until: &Until,
     now: Instant,
     scan: &mut Scan,
@@ -1296,11 +1130,10 @@ fn check(
         wake = Some(wake.map_or(at, |w: Instant| w.min(at)));
     }
     if let Some(spec) = until.settle.filter(|_| fallback_ok) {
-        let at = st.last_output.max(st.last_input) + spec.fallback;
-        if now >= at && held_by_framing(st, now).is_none() {
-            return (Some(Reason::Quiet), None);
+        match rule::quiet(snap, spec.fallback, now) {
+            Ok(()) => return (Some(Reason::Quiet), None),
+            Err(at) => wake = Some(wake.map_or(at, |w: Instant| w.min(at))),
         }
-        wake = Some(wake.map_or(at, |w: Instant| w.min(at)));
     }
     (None, wake)
 }

@@ -164,3 +164,4 @@ pub fn probe_wakes(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> (Readines
 #[cfg(target_os = "linux")]
 mod linux;
 pub(crate) mod procfs;
+pub mod rule;

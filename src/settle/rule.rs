@@ -1,0 +1,839 @@
+//! The settle rule: from what a wait has seen so far (the probe's answers,
+//! the output generation, output and input times, the emulator's frame
+//! state) to a verdict: settled, look again at some instant, or fall back to
+//! quiet. A pure state machine over snapshots and instants passed in: it
+//! reads no clock, takes no lock and never sleeps, so it is tested on fake
+//! instants below. `Session::wait` gathers a [`Snapshot`] under its state
+//! lock, asks [`Settler::due`] when to look, takes a [`Look`] (the probe and
+//! whether output is in flight) without the lock, hands it to
+//! [`Settler::observe`], and sleeps on its Condvar until the next look.
+//!
+//! The rules, in the order [`Settler::observe`] applies them (see also
+//! ARCHITECTURE.md, *Settle rules*):
+//!
+//! 1. Output since the look began starts everything over.
+//! 2. Busy: look again after a backoff (1 ms doubling to 20 ms).
+//! 3. Unknown: the quiet fallback applies until the kernel can tell again.
+//! 4. Waiting, but the input has not visibly arrived (no output since the
+//!    write began, not seen busy since, [`SETTLE_INPUT_GRACE`] not passed):
+//!    look again shortly.
+//! 5. Waiting on the terminal with a timer up to [`SETTLE_TIMER_HORIZON`]:
+//!    let it run out first (see [`Settler::observe`] for re-arms).
+//! 6. Waiting twice, a debounce apart, with the same output generation:
+//!    settled.
+//!
+//! A half-received escape sequence, an open synchronized-output frame or a
+//! pending reply holds every look back for [`SETTLE_FRAME_GRACE`]
+//! ([`held_by_framing`]).
+
+use std::time::{Duration, Instant};
+
+use super::{Readiness, Wakes};
+use crate::limits::{
+    SETTLE_DEBOUNCE, SETTLE_DEBOUNCE_BLOCKED, SETTLE_FIRST_LOOK, SETTLE_FRAME_GRACE,
+    SETTLE_INPUT_GRACE, SETTLE_TIMER_HORIZON,
+};
+
+/// The first backoff after a busy answer, and the look after an answer that
+/// needs confirming soon.
+const FIRST: Duration = Duration::from_millis(1);
+/// The longest backoff between looks at a busy program (and between looks
+/// when the kernel cannot tell).
+const MOST: Duration = Duration::from_millis(20);
+
+/// What the session shows at one instant, gathered under its state lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The output generation: bumped on every chunk of output absorbed.
+    pub generation: u64,
+    /// When output last arrived (or the session started).
+    pub last_output: Instant,
+    /// When the last write of input ended (or the session started).
+    pub last_input: Instant,
+    /// When the last write of input began; `None` before any.
+    pub input_began: Option<Instant>,
+    /// Output arrived since the last write of input began (the transcript
+    /// has grown past where it ended then).
+    pub output_since_input: bool,
+    /// The emulator is inside an escape sequence or a synchronized-output
+    /// frame.
+    pub mid_frame: bool,
+    /// Replies to terminal queries (cursor reports...) are not yet written.
+    pub answers_pending: bool,
+    /// The screen is the alternate one (a full-screen program).
+    pub alt_screen: bool,
+    /// How often the screen has been rewound so far (see
+    /// [`crate::vt::Screen::rewinds`]): a change during a wait means a
+    /// program repainting in place.
+    pub rewinds: u64,
+    /// The program has exited.
+    pub exited: bool,
+}
+
+impl Snapshot {
+    /// When the last output or input was: quiet windows count from here.
+    pub fn last_activity(&self) -> Instant {
+        self.last_output.max(self.last_input)
+    }
+}
+
+/// One look at the program, taken without the state lock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Look {
+    /// The output generation when the look began (before the probe): output
+    /// absorbed since makes the look void.
+    pub generation: u64,
+    /// The probe's answer (see [`super::probe_wakes`]).
+    pub readiness: Readiness,
+    /// Whether, and when, the program may wake by itself.
+    pub wakes: Wakes,
+    /// The master had unread output after the probe.
+    pub master_readable: bool,
+    /// The reader thread was between taking bytes off the master and
+    /// absorbing them.
+    pub absorbing: bool,
+}
+
+impl Look {
+    /// The probe's answer, unless output was still on its way to us: then
+    /// the program is busy whatever the probe said.
+    pub fn answer(&self) -> (Readiness, Wakes) {
+        if self.master_readable {
+            return (
+                Readiness::Busy("output is still arriving".into()),
+                Wakes::MAYBE,
+            );
+        }
+        if self.absorbing {
+            return (Readiness::Busy("output is being read".into()), Wakes::MAYBE);
+        }
+        (self.readiness.clone(), self.wakes)
+    }
+}
+
+/// When a wait should next look.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Due {
+    Now,
+    At(Instant),
+    /// The program has exited: no look will tell more.
+    Never,
+}
+
+/// What one look decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The program has answered and waits for its user.
+    Settled,
+    /// Not yet: look again at this instant (output sooner moves it; see
+    /// [`Settler::due`]).
+    LookAt(Instant),
+    /// The kernel cannot tell: settle on quiet (the wait's fallback window),
+    /// and look again at this instant in case it can tell by then.
+    Quiet(Instant),
+}
+
+/// A first "waiting" answer, which a second a debounce later confirms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FirstWaiting {
+    /// When it was seen.
+    at: Instant,
+    /// The output generation it saw.
+    generation: u64,
+    /// The program may wake by itself (at any look since): the longer
+    /// debounce applies.
+    may_wake: bool,
+}
+
+/// A short timer of the waiting program that is being let run out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TimerRun {
+    /// When it runs out (capped by the chain's horizon).
+    until: Instant,
+    /// The output generation it saw: output since (what the timer brought)
+    /// or work clears it.
+    generation: u64,
+    /// The timeout the call was given.
+    timeout: Duration,
+}
+
+/// Where a chain of silent timers began: together they run at most
+/// [`SETTLE_TIMER_HORIZON`] from here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TimerChain {
+    /// When the first timer of the chain was seen.
+    began: Instant,
+    /// The output generation then: output since starts a new chain.
+    generation: u64,
+}
+
+/// One wait's running record of what the kernel said (see the module
+/// comment for the rule).
+#[derive(Clone, Debug)]
+pub struct Settler {
+    /// A first "waiting" answer awaiting its confirmation.
+    waiting: Option<FirstWaiting>,
+    /// A timer being let run out.
+    timer: Option<TimerRun>,
+    /// A timer has been let run (or begun to) in this wait: a full-screen
+    /// program gets only one.
+    timer_used: bool,
+    /// The chain of silent timers this wait has let run.
+    chain: Option<TimerChain>,
+    /// The screen's rewind count when the wait began.
+    rewinds_at_start: u64,
+    /// When the program was last seen busy.
+    busy_at: Option<Instant>,
+    /// The earliest next look the last answer asked for (`None`: as soon as
+    /// the output has been quiet for [`SETTLE_FIRST_LOOK`]).
+    next: Option<Instant>,
+    /// The current backoff between looks at a busy program.
+    backoff: Duration,
+    /// The kernel could not tell at the last look: the quiet fallback
+    /// applies.
+    unknown: bool,
+}
+
+impl Settler {
+    /// A wait beginning with the session as `start` shows it.
+    pub fn new(start: &Snapshot) -> Settler {
+        Settler {
+            waiting: None,
+            timer: None,
+            timer_used: false,
+            chain: None,
+            rewinds_at_start: start.rewinds,
+            busy_at: None,
+            next: None,
+            backoff: Duration::ZERO,
+            unknown: false,
+        }
+    }
+
+    /// Whether the quiet fallback applies: the kernel could not tell at the
+    /// last look.
+    pub fn quiet_fallback(&self) -> bool {
+        self.unknown
+    }
+
+    /// When to look next: not before the output has been quiet for
+    /// [`SETTLE_FIRST_LOOK`], nor before the last answer asked, nor while a
+    /// frame holds settling back; never once the program has exited.
+    pub fn due(&self, s: &Snapshot, now: Instant) -> Due {
+        if s.exited {
+            return Due::Never;
+        }
+        if let Some(until) = held_by_framing(s, now) {
+            return Due::At(until);
+        }
+        let at = self.look_at(s);
+        if now >= at {
+            Due::Now
+        } else {
+            Due::At(at)
+        }
+    }
+
+    fn look_at(&self, s: &Snapshot) -> Instant {
+        let quiet_at = s.last_activity() + SETTLE_FIRST_LOOK;
+        self.next.map_or(quiet_at, |n| n.max(quiet_at))
+    }
+
+    /// Take in one look, made at `now`, with the session as `s` shows it
+    /// after the look.
+    pub fn observe(&mut self, s: &Snapshot, look: &Look, now: Instant) -> Verdict {
+        if s.generation != look.generation {
+            // Output arrived while we asked: start over from it.
+            self.waiting = None;
+            self.timer = None;
+            self.backoff = FIRST;
+            self.next = None;
+            return Verdict::LookAt(self.look_at(s));
+        }
+        let (readiness, wakes) = look.answer();
+        match readiness {
+            Readiness::Waiting => self.waiting(s, wakes, now),
+            Readiness::Busy(_) => {
+                self.busy_at = Some(now);
+                self.waiting = None;
+                self.timer = None;
+                self.unknown = false;
+                self.backoff = (self.backoff * 2).clamp(FIRST, MOST);
+                self.next = Some(now + self.backoff);
+                Verdict::LookAt(self.look_at(s))
+            }
+            Readiness::Unknown(_) => {
+                self.unknown = true;
+                self.waiting = None;
+                self.timer = None;
+                self.next = Some(now + MOST);
+                Verdict::Quiet(self.look_at(s))
+            }
+        }
+    }
+
+    fn waiting(&mut self, s: &Snapshot, wakes: Wakes, now: Instant) -> Verdict {
+        let generation = s.generation;
+        // The input must have visibly arrived: echoed or answered (output
+        // since the write began: the answer may come before the writer
+        // returns), or the program seen working since, or a grace period.
+        let arrived = s.input_began.map_or(true, |began| {
+            s.output_since_input
+                || self.busy_at.is_some_and(|b| b >= began)
+                || now >= s.last_input + SETTLE_INPUT_GRACE
+        });
+        if !arrived {
+            self.next = Some((now + FIRST).min(s.last_input + SETTLE_INPUT_GRACE));
+            return Verdict::LookAt(self.look_at(s));
+        }
+        // Waiting on the terminal with a short timeout: what the timer
+        // brings may be the answer (a wizard's pause, a countdown, an
+        // awaited timer), so let it run out first. If the program then waits
+        // again, silent, on a longer timeout, it armed a new timer (node's
+        // 15 ms tick before the awaited one): let that run out too; the same
+        // or a shorter one is a periodic poll, and it is settled. A
+        // full-screen program (on the alternate screen, or repainting during
+        // this wait: top) redraws on its timer for ever: it gets one per
+        // wait.
+        if let Some(t) = wakes.timer.filter(|&t| t <= SETTLE_TIMER_HORIZON) {
+            let full_screen = s.alt_screen || s.rewinds != self.rewinds_at_start;
+            let until = match self.timer {
+                Some(run)
+                    if run.generation == generation && (now < run.until || t <= run.timeout) =>
+                {
+                    Some(run.until)
+                }
+                _ if full_screen && self.timer_used => None,
+                _ => {
+                    // Silent re-arms together run at most the horizon: a
+                    // program with a periodic timer and nothing to say pays
+                    // that, not a period per re-arm. A timer that brought
+                    // output (a countdown) starts afresh.
+                    let began = match self.chain {
+                        Some(chain) if chain.generation == generation => chain.began,
+                        _ => {
+                            self.chain = Some(TimerChain {
+                                began: now,
+                                generation,
+                            });
+                            now
+                        }
+                    };
+                    let until = (now + t).min(began + SETTLE_TIMER_HORIZON);
+                    self.timer = Some(TimerRun {
+                        until,
+                        generation,
+                        timeout: t,
+                    });
+                    self.timer_used = true;
+                    Some(until)
+                }
+            };
+            if let Some(until) = until.filter(|&u| now < u) {
+                self.waiting = None;
+                self.next = Some(until);
+                return Verdict::LookAt(self.look_at(s));
+            }
+        }
+        let debounce = |may_wake| {
+            if may_wake {
+                SETTLE_DEBOUNCE
+            } else {
+                SETTLE_DEBOUNCE_BLOCKED
+            }
+        };
+        match self.waiting {
+            // Waiting twice, a debounce apart, with nothing written in
+            // between: whatever it wrote before has landed.
+            Some(first)
+                if first.generation == generation
+                    && now >= first.at + debounce(first.may_wake || wakes.may) =>
+            {
+                Verdict::Settled
+            }
+            Some(first) if first.generation == generation => {
+                self.waiting = Some(FirstWaiting {
+                    may_wake: first.may_wake || wakes.may,
+                    ..first
+                });
+                self.next = Some(now + FIRST);
+                Verdict::LookAt(self.look_at(s))
+            }
+            _ => {
+                self.waiting = Some(FirstWaiting {
+                    at: now,
+                    generation,
+                    may_wake: wakes.may,
+                });
+                self.next = Some(now + debounce(wakes.may));
+                Verdict::LookAt(self.look_at(s))
+            }
+        }
+    }
+}
+
+/// A half-received escape sequence, an open synchronized-output frame or a
+/// terminal reply not yet written holds settling back, until this returns
+/// `None`. Not forever: a program that stops mid-frame (a sequence this
+/// emulator does not know the end of, a crashed frame) would otherwise never
+/// settle, so after [`SETTLE_FRAME_GRACE`] of quiet it no longer counts.
+pub fn held_by_framing(s: &Snapshot, now: Instant) -> Option<Instant> {
+    if !s.mid_frame && !s.answers_pending {
+        return None;
+    }
+    let until = s.last_activity() + SETTLE_FRAME_GRACE;
+    (now < until).then_some(until)
+}
+
+/// The quiet fallback: `Ok` once there has been no output or input for
+/// `fallback` and no frame holds settling back; else when to look again.
+pub fn quiet(s: &Snapshot, fallback: Duration, now: Instant) -> Result<(), Instant> {
+    let at = s.last_activity() + fallback;
+    if now >= at && held_by_framing(s, now).is_none() {
+        Ok(())
+    } else {
+        Err(at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// A session that has been quiet since `t0`, with no input yet.
+    fn quiet_since(t0: Instant) -> Snapshot {
+        Snapshot {
+            generation: 7,
+            last_output: t0,
+            last_input: t0,
+            input_began: None,
+            output_since_input: false,
+            mid_frame: false,
+            answers_pending: false,
+            alt_screen: false,
+            rewinds: 0,
+            exited: false,
+        }
+    }
+
+    fn look(s: &Snapshot, readiness: Readiness, wakes: Wakes) -> Look {
+        Look {
+            generation: s.generation,
+            readiness,
+            wakes,
+            master_readable: false,
+            absorbing: false,
+        }
+    }
+
+    /// Blocked on the terminal with no timeout: only input wakes it.
+    fn blocked(s: &Snapshot) -> Look {
+        look(s, Readiness::Waiting, Wakes::default())
+    }
+
+    /// Waiting on the terminal with a timer of `t`.
+    fn timer(s: &Snapshot, t: Duration) -> Look {
+        let wakes = Wakes {
+            may: true,
+            timer: Some(t),
+        };
+        look(s, Readiness::Waiting, wakes)
+    }
+
+    fn busy(s: &Snapshot) -> Look {
+        look(s, Readiness::Busy("working".into()), Wakes::MAYBE)
+    }
+
+    /// Look whenever the rule says, waiting as `answer` says, until it
+    /// settles; the instant it settled at. At most `looks` looks.
+    fn settle_at(
+        rule: &mut Settler,
+        s: &Snapshot,
+        mut now: Instant,
+        looks: usize,
+        answer: impl Fn(&Snapshot, Instant) -> Look,
+    ) -> Option<Instant> {
+        for _ in 0..looks {
+            match rule.due(s, now) {
+                Due::Now => {}
+                Due::At(t) => now = t,
+                Due::Never => return None,
+            }
+            if rule.observe(s, &answer(s, now), now) == Verdict::Settled {
+                return Some(now);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn the_first_look_waits_for_a_quiet_moment() {
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let rule = Settler::new(&s);
+        assert_eq!(rule.due(&s, t0), Due::At(t0 + SETTLE_FIRST_LOOK));
+        assert_eq!(rule.due(&s, t0 + SETTLE_FIRST_LOOK), Due::Now);
+        let exited = Snapshot { exited: true, ..s };
+        assert_eq!(rule.due(&exited, t0 + ms(5)), Due::Never);
+    }
+
+    #[test]
+    fn two_looks_a_debounce_apart_settle() {
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let mut rule = Settler::new(&s);
+        let t1 = t0 + ms(1);
+        assert_eq!(
+            rule.observe(&s, &blocked(&s), t1),
+            Verdict::LookAt(t1 + SETTLE_DEBOUNCE_BLOCKED)
+        );
+        // Too soon: not yet.
+        let early = t1 + SETTLE_DEBOUNCE_BLOCKED / 2;
+        assert!(matches!(
+            rule.observe(&s, &blocked(&s), early),
+            Verdict::LookAt(_)
+        ));
+        assert_eq!(
+            rule.observe(&s, &blocked(&s), t1 + SETTLE_DEBOUNCE_BLOCKED),
+            Verdict::Settled
+        );
+    }
+
+    #[test]
+    fn a_program_that_may_wake_by_itself_takes_the_longer_debounce() {
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let mut rule = Settler::new(&s);
+        // A timer beyond the horizon is not let run out, but the program
+        // may wake: the longer debounce.
+        let long = |s: &Snapshot| timer(s, SETTLE_TIMER_HORIZON + ms(1));
+        assert_eq!(
+            rule.observe(&s, &long(&s), t0),
+            Verdict::LookAt(t0 + SETTLE_DEBOUNCE)
+        );
+        assert_eq!(
+            rule.observe(&s, &long(&s), t0 + SETTLE_DEBOUNCE),
+            Verdict::Settled
+        );
+        // It sticks: blocked at the first look, may wake at the second.
+        let mut rule = Settler::new(&s);
+        rule.observe(&s, &blocked(&s), t0);
+        let second = t0 + SETTLE_DEBOUNCE_BLOCKED;
+        assert!(matches!(
+            rule.observe(&s, &look(&s, Readiness::Waiting, Wakes::MAYBE), second),
+            Verdict::LookAt(_)
+        ));
+        assert_eq!(
+            rule.observe(&s, &blocked(&s), t0 + SETTLE_DEBOUNCE),
+            Verdict::Settled
+        );
+    }
+
+    #[test]
+    fn output_between_the_looks_starts_over() {
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let mut rule = Settler::new(&s);
+        rule.observe(&s, &blocked(&s), t0);
+        // Output arrived while the second look was taken.
+        let t1 = t0 + SETTLE_DEBOUNCE_BLOCKED;
+        let after = Snapshot {
+            generation: s.generation + 1,
+            last_output: t1,
+            ..s
+        };
+        assert_eq!(
+            rule.observe(&after, &blocked(&s), t1),
+            Verdict::LookAt(t1 + SETTLE_FIRST_LOOK)
+        );
+        // The next look is a first one again.
+        let t2 = t1 + SETTLE_FIRST_LOOK;
+        assert!(matches!(
+            rule.observe(&after, &blocked(&after), t2),
+            Verdict::LookAt(_)
+        ));
+        assert_eq!(
+            rule.observe(&after, &blocked(&after), t2 + SETTLE_DEBOUNCE_BLOCKED),
+            Verdict::Settled
+        );
+    }
+
+    #[test]
+    fn output_in_flight_is_busy() {
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let mut readable = blocked(&s);
+        readable.master_readable = true;
+        assert!(matches!(readable.answer().0, Readiness::Busy(_)));
+        let mut absorbing = blocked(&s);
+        absorbing.absorbing = true;
+        assert!(matches!(absorbing.answer().0, Readiness::Busy(_)));
+        let mut rule = Settler::new(&s);
+        for i in 0..5 {
+            let now = t0 + ms(i);
+            assert!(matches!(
+                rule.observe(&s, &readable, now),
+                Verdict::LookAt(_)
+            ));
+        }
+    }
+
+    #[test]
+    fn busy_backs_off_to_twenty_milliseconds() {
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let mut rule = Settler::new(&s);
+        let mut gaps = Vec::new();
+        let mut now = t0;
+        for _ in 0..7 {
+            let Verdict::LookAt(next) = rule.observe(&s, &busy(&s), now) else {
+                panic!("busy is never settled");
+            };
+            gaps.push((next - now).as_millis());
+            now = next;
+        }
+        assert_eq!(gaps, vec![1, 2, 4, 8, 16, 20, 20]);
+        // Waiting after busy: the debounce from scratch.
+        assert!(matches!(
+            rule.observe(&s, &blocked(&s), now),
+            Verdict::LookAt(_)
+        ));
+        assert_eq!(
+            rule.observe(&s, &blocked(&s), now + SETTLE_DEBOUNCE_BLOCKED),
+            Verdict::Settled
+        );
+    }
+
+    #[test]
+    fn the_input_must_have_arrived() {
+        let t0 = Instant::now();
+        let wrote = t0 + ms(100);
+        let s = Snapshot {
+            last_input: wrote,
+            input_began: Some(wrote),
+            ..quiet_since(t0)
+        };
+        // Nothing echoed, never seen busy: keep looking, at most until the
+        // grace ends.
+        let mut rule = Settler::new(&s);
+        let at = |rule: &mut Settler, now| {
+            settle_at(rule, &s, now, 1000, |s, _| blocked(s)).expect("settles")
+        };
+        let settled = at(&mut rule, wrote);
+        assert!(settled >= wrote + SETTLE_INPUT_GRACE, "{settled:?}");
+        assert!(settled <= wrote + SETTLE_INPUT_GRACE + ms(2), "{settled:?}");
+        // Echoed: at once.
+        let echoed = Snapshot {
+            output_since_input: true,
+            ..s
+        };
+        let mut rule = Settler::new(&echoed);
+        let settled = settle_at(&mut rule, &echoed, wrote, 10, |s, _| blocked(s));
+        assert_eq!(
+            settled,
+            Some(wrote + SETTLE_FIRST_LOOK + SETTLE_DEBOUNCE_BLOCKED)
+        );
+        // Seen busy since the write began: at once after that.
+        let mut rule = Settler::new(&s);
+        let t1 = wrote + ms(1);
+        rule.observe(&s, &busy(&s), t1);
+        let settled = settle_at(&mut rule, &s, t1, 10, |s, _| blocked(s)).expect("settles");
+        assert!(settled < wrote + ms(10), "{settled:?}");
+        // Busy before the write does not count.
+        let mut rule = Settler::new(&s);
+        rule.observe(&s, &busy(&s), t0 + ms(50));
+        let settled = settle_at(&mut rule, &s, wrote, 1000, |s, _| blocked(s)).expect("settles");
+        assert!(settled >= wrote + SETTLE_INPUT_GRACE, "{settled:?}");
+    }
+
+    #[test]
+    fn a_short_timer_runs_out_first() {
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let mut rule = Settler::new(&s);
+        let t = ms(300);
+        assert_eq!(rule.observe(&s, &timer(&s, t), t0), Verdict::LookAt(t0 + t));
+        // Looking earlier changes nothing.
+        assert_eq!(
+            rule.observe(&s, &timer(&s, t), t0 + ms(100)),
+            Verdict::LookAt(t0 + t)
+        );
+        // The same timer again once it ran out: a periodic poll, settled
+        // after the debounce.
+        let settled = settle_at(&mut rule, &s, t0 + t, 10, |s, _| timer(s, t));
+        assert_eq!(settled, Some(t0 + t + SETTLE_DEBOUNCE));
+        // A shorter one is periodic too.
+        let mut rule = Settler::new(&s);
+        rule.observe(&s, &timer(&s, t), t0);
+        let settled = settle_at(&mut rule, &s, t0 + t, 10, |s, _| timer(s, ms(100)));
+        assert_eq!(settled, Some(t0 + t + SETTLE_DEBOUNCE));
+    }
+
+    #[test]
+    fn a_timer_beyond_the_horizon_does_not_hold_back() {
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let mut rule = Settler::new(&s);
+        let settled = settle_at(&mut rule, &s, t0, 10, |s, _| {
+            timer(s, SETTLE_TIMER_HORIZON + ms(1))
+        });
+        assert_eq!(settled, Some(t0 + SETTLE_FIRST_LOOK + SETTLE_DEBOUNCE));
+        let mut rule = Settler::new(&s);
+        assert_eq!(
+            rule.observe(&s, &timer(&s, SETTLE_TIMER_HORIZON), t0),
+            Verdict::LookAt(t0 + SETTLE_TIMER_HORIZON)
+        );
+    }
+
+    #[test]
+    fn a_silent_longer_rearm_runs_out_too() {
+        // node: a 15 ms tick, then the awaited 400 ms timer.
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let mut rule = Settler::new(&s);
+        assert_eq!(
+            rule.observe(&s, &timer(&s, ms(15)), t0),
+            Verdict::LookAt(t0 + ms(15))
+        );
+        let t1 = t0 + ms(15);
+        assert_eq!(
+            rule.observe(&s, &timer(&s, ms(400)), t1),
+            Verdict::LookAt(t1 + ms(400))
+        );
+        let settled = settle_at(&mut rule, &s, t1 + ms(400), 10, |s, _| timer(s, ms(400)));
+        assert_eq!(settled, Some(t1 + ms(400) + SETTLE_DEBOUNCE));
+    }
+
+    #[test]
+    fn silent_rearms_are_capped_at_the_horizon() {
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let mut rule = Settler::new(&s);
+        // Ever longer timers, each re-armed without a word.
+        let mut t = ms(500);
+        let mut now = t0;
+        let settled = loop {
+            match rule.observe(&s, &timer(&s, t), now) {
+                Verdict::Settled => break now,
+                Verdict::LookAt(next) => now = next,
+                Verdict::Quiet(_) => panic!("the kernel told"),
+            }
+            t += ms(100);
+            assert!(now < t0 + ms(10_000), "never settles");
+        };
+        assert!(settled >= t0 + SETTLE_TIMER_HORIZON, "{settled:?}");
+        assert!(
+            settled <= t0 + SETTLE_TIMER_HORIZON + SETTLE_DEBOUNCE,
+            "{settled:?}"
+        );
+    }
+
+    #[test]
+    fn a_timer_that_brought_output_starts_afresh() {
+        // A countdown: each tick prints, so the horizon counts from it.
+        let t0 = Instant::now();
+        let mut s = quiet_since(t0);
+        let mut rule = Settler::new(&s);
+        let tick = ms(900);
+        let mut now = t0;
+        for _ in 0..4 {
+            assert_eq!(
+                rule.observe(&s, &timer(&s, tick), now),
+                Verdict::LookAt(now + tick)
+            );
+            now += tick;
+            s.generation += 1;
+            s.last_output = now;
+        }
+        // Four ticks took longer than the horizon, each let run out.
+        assert!(now > t0 + SETTLE_TIMER_HORIZON);
+    }
+
+    #[test]
+    fn a_full_screen_program_gets_one_timer_per_wait() {
+        let t0 = Instant::now();
+        let s = Snapshot {
+            alt_screen: true,
+            ..quiet_since(t0)
+        };
+        let t = ms(1000);
+        let mut rule = Settler::new(&s);
+        assert_eq!(rule.observe(&s, &timer(&s, t), t0), Verdict::LookAt(t0 + t));
+        // It redraws on its timer: output, then the timer again.
+        let t1 = t0 + t;
+        let redrawn = Snapshot {
+            generation: s.generation + 1,
+            last_output: t1,
+            ..s
+        };
+        let settled = settle_at(&mut rule, &redrawn, t1, 10, |s, _| timer(s, t));
+        assert_eq!(settled, Some(t1 + SETTLE_FIRST_LOOK + SETTLE_DEBOUNCE));
+        // Repainting in place (rewinds) counts as full-screen too; on the
+        // main screen without rewinds the redraw gets its timer again.
+        let main = Snapshot {
+            alt_screen: false,
+            ..s
+        };
+        let now = t1 + SETTLE_FIRST_LOOK;
+        for (rewinds, next) in [(1, now + SETTLE_DEBOUNCE), (0, now + t)] {
+            let mut rule = Settler::new(&main);
+            rule.observe(&main, &timer(&main, t), t0);
+            let after = Snapshot {
+                rewinds,
+                alt_screen: false,
+                ..redrawn
+            };
+            assert_eq!(
+                rule.observe(&after, &timer(&after, t), now),
+                Verdict::LookAt(next),
+                "rewinds {rewinds}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_frame_holds_settling_back_for_a_while() {
+        let t0 = Instant::now();
+        let s = Snapshot {
+            mid_frame: true,
+            ..quiet_since(t0)
+        };
+        let rule = Settler::new(&s);
+        assert_eq!(held_by_framing(&s, t0), Some(t0 + SETTLE_FRAME_GRACE));
+        assert_eq!(rule.due(&s, t0 + ms(1)), Due::At(t0 + SETTLE_FRAME_GRACE));
+        assert_eq!(held_by_framing(&s, t0 + SETTLE_FRAME_GRACE), None);
+        assert_eq!(rule.due(&s, t0 + SETTLE_FRAME_GRACE), Due::Now);
+        let answers = Snapshot {
+            mid_frame: false,
+            answers_pending: true,
+            ..s
+        };
+        assert_eq!(held_by_framing(&answers, t0), Some(t0 + SETTLE_FRAME_GRACE));
+        assert_eq!(held_by_framing(&quiet_since(t0), t0), None);
+        // The quiet fallback waits for it too.
+        assert_eq!(quiet(&s, ms(100), t0 + ms(100)), Err(t0 + ms(100)));
+        assert_eq!(quiet(&s, ms(100), t0 + SETTLE_FRAME_GRACE), Ok(()));
+        assert_eq!(quiet(&quiet_since(t0), ms(100), t0 + ms(100)), Ok(()));
+        assert_eq!(quiet(&quiet_since(t0), ms(100), t0), Err(t0 + ms(100)));
+    }
+
+    #[test]
+    fn unknown_falls_back_to_quiet_until_the_kernel_tells() {
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let mut rule = Settler::new(&s);
+        assert!(!rule.quiet_fallback());
+        let unknown = look(&s, Readiness::Unknown("no /proc".into()), Wakes::MAYBE);
+        assert_eq!(rule.observe(&s, &unknown, t0), Verdict::Quiet(t0 + MOST));
+        assert!(rule.quiet_fallback());
+        // Waiting does not clear it; busy does.
+        rule.observe(&s, &blocked(&s), t0 + MOST);
+        assert!(rule.quiet_fallback());
+        rule.observe(&s, &busy(&s), t0 + MOST + ms(1));
+        assert!(!rule.quiet_fallback());
+    }
+}
