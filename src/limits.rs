@@ -74,7 +74,7 @@ pub const SETTLE_DEBOUNCE: Duration = Duration::from_millis(2);
 /// Settling: the same when every thread waits on the terminal with no
 /// timeout, so that only input or a signal can wake it. Output it wrote
 /// before it blocked cannot slip past a single look (see
-/// `Session::readiness_now`); the second look is a margin for what one look
+/// `Session::look`); the second look is a margin for what one look
 /// at a process group can miss (a process between two system calls, a
 /// pipeline handing over) and for kernels whose terminal poll does not flush
 /// pending buffer work.

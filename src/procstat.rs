@@ -1,5 +1,5 @@
 //! `/proc/PID/stat`, the one parser for the fields ptybroker reads from it
-//! (the process table of [`crate::pty`] and the Linux settle probe).
+//! (for [`crate::settle::procfs`], the process table and the settle probe).
 //!
 //! The command name (`comm`, field 2) is whatever the program set, up to 15
 //! bytes: spaces, parentheses, newlines and bytes that are not UTF-8 all

@@ -1217,7 +1217,7 @@ impl Inner {
             }
             if rev.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR) {
                 // Raised before the bytes leave the master, lowered once they
-                // are absorbed (see `readiness_now`).
+                // are absorbed (see `Session::look`).
                 self.reading.store(true, Ordering::SeqCst);
                 let got = rustix::io::read(master, &mut buf);
                 if let Ok(n @ 1..) = got {

@@ -2,9 +2,22 @@
 //!
 //! [`probe`] looks at the PTY's foreground process group (`tcgetpgrp` on the
 //! master) and at what each thread of each member is blocked in, from
-//! `/proc/PID/task/TID/{stat,syscall,wchan}`. The session combines the answer
-//! with a short quiet debounce to decide that a program has *settled*; this
-//! module only answers for one instant, and never blocks.
+//! `/proc/PID/task/TID/{stat,syscall,wchan}`. The probe answers for one
+//! instant and never blocks; [`rule`] decides over time that a program has
+//! *settled*. Three parts:
+//!
+//! - `procfs.rs`, the reader: the only code that reads `/proc` (the
+//!   foreground group's members, one snapshot per thread: state, system
+//!   call and arguments, the fds it waits on, an epoll interest list, the
+//!   timeout; and the process table a session signals and kills through).
+//!   It decides nothing.
+//! - `linux.rs`, the classification: the rule below, a pure function of
+//!   procfs's snapshots (tested on canned ones).
+//! - [`rule`], the decision over time: a pure state machine from snapshots
+//!   of the session (output generation and times, frame state) and of each
+//!   look (the probe's answer, output in flight) to a verdict, on instants
+//!   passed in. `Session::wait` only gathers, calls it, and sleeps until
+//!   its next look.
 //!
 //! # The rule
 //!
