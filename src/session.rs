@@ -843,21 +843,34 @@ impl Session {
         if exited && procfs::exists(self.inner.pid) {
             return;
         }
-        for pid in procfs::session_processes(self.inner.pid) {
+        let members = procfs::session_groups(self.inner.pid);
+        // Each process gets one copy. A program that handles the signal
+        // and exits (a Python SIGTERM handler) resets its handlers on the
+        // way out: a second copy, sent a moment later by a busy daemon,
+        // would kill it mid-exit and lose its exit status.
+        let mut groups = Vec::new();
+        // Groups are addressed only while the leader runs: once it is
+        // reaped its pid may be reused.
+        if !exited {
+            groups.push(self.inner.pid);
+            if let Ok(fg) = rustix::termios::tcgetpgrp(self.inner.pty.master()) {
+                if fg.as_raw_nonzero().get() != self.inner.pid {
+                    groups.push(fg.as_raw_nonzero().get());
+                }
+            }
+            for &g in &groups {
+                if let Some(p) = Pid::from_raw(g) {
+                    let _ = rustix::process::kill_process_group(p, sig);
+                }
+            }
+        }
+        for (pid, pgrp) in members {
+            if groups.contains(&pgrp) {
+                continue;
+            }
             if let Some(p) = Pid::from_raw(pid) {
                 let _ = rustix::process::kill_process(p, sig);
             }
-        }
-        // Once the leader is reaped its pid may be reused: address groups by
-        // it only while it runs.
-        if exited {
-            return;
-        }
-        if let Some(p) = Pid::from_raw(self.inner.pid) {
-            let _ = rustix::process::kill_process_group(p, sig);
-        }
-        if let Ok(fg) = rustix::termios::tcgetpgrp(self.inner.pty.master()) {
-            let _ = rustix::process::kill_process_group(fg, sig);
         }
     }
 

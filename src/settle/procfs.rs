@@ -84,11 +84,22 @@ pub(crate) fn is_live(pid: i32) -> bool {
 /// its session's leader, so this is everything it started that did not leave
 /// the session). Empty where /proc is not available.
 pub(crate) fn session_processes(sid: i32) -> Vec<i32> {
+    session_groups(sid)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// [`session_processes`] with each one's process group, as `(pid, pgrp)`.
+pub(crate) fn session_groups(sid: i32) -> Vec<(i32, i32)> {
     let Some(pids) = all_pids() else {
         return Vec::new();
     };
-    pids.filter(|&pid| procstat::read(pid).is_some_and(|st| st.session == sid))
-        .collect()
+    pids.filter_map(|pid| {
+        let st = procstat::read(pid)?;
+        (st.session == sid).then_some((pid, st.pgrp))
+    })
+    .collect()
 }
 
 /// Every live (not zombie) process as `(pid, ppid)`, from /proc (empty where
