@@ -343,6 +343,13 @@ def bench_families():
         return f"print('ANSWER-%d' % {n})"
 
     sshd = Sshd()
+    server = subprocess.Popen(["python3", prog("slow_http.py"), "0.8"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, text=True)
+    port = server.stdout.readline().strip()
+
+    def curl(n):
+        return f"curl -s http://127.0.0.1:{port}/{n}"
+
     ipy = os.path.join(RUNTIME, "ipython")
     bash = ["bash", "--norc", "--noprofile"]
     # (family, row, needed command, start options, argv, prompt, the line for
@@ -361,6 +368,7 @@ def bench_families():
         ("2 other fd", "select() on a socket and the terminal, answer at 0.8 s", "python3", [], ["python3", prog("select_socket.py"), "select"], "sock>", plain, None, 0.8),
         ("2 other fd", "poll() on a socket and the terminal", "python3", [], ["python3", prog("select_socket.py"), "poll"], "sock>", plain, None, 0.8),
         ("2 other fd", "subprocess.run(capture_output) in its own group, 0.8 s", "python3", [], ["python3", prog("capture_output.py")], "capture>", plain, None, 0.8),
+        ("2 other fd", "`curl` from bash, a local server answering at 0.8 s", "curl", ["--env", "PS1=sh> "], bash, "sh>", curl, None, 0.8),
         ("3 timers", "node 6 x await sleep(400)", "node", [], ["node", prog("timer_chain.js"), "6", "400"], "chain>", plain, None, 2.4),
         ("3 timers", "node 3 x 500 ms", "node", [], ["node", prog("timer_chain.js"), "3", "500"], "chain>", plain, None, 1.5),
         ("3 timers", "node one 3 s await", "node", [], ["node", prog("timer_chain.js"), "1", "3000"], "chain>", plain, None, 3.0),
@@ -419,6 +427,8 @@ def bench_families():
                          "0 early, 0 needless"))
     finally:
         sshd.stop()
+        server.kill()
+        server.wait()
     section(
         "Settle families (issue 14)",
         rows,
@@ -427,7 +437,7 @@ def bench_families():
         "timed. Each program answers a line with `ANSWER-<n>` a known time after it reads it (\"answer at\"; 0: at "
         "once). An early return: the step's output lacks the answer line (then the bench waits for it before the "
         "next step). A needless wait: the answer was there, but the step took longer than the answer time + 300 "
-        "ms. watch and htop are stepped without input; their answer is their frame. ssh runs against a private "
+        "ms. curl's server (tests/programs/slow_http.py) runs beside the session. watch and htop are stepped without input; their answer is their frame. ssh runs against a private "
         "sshd on 127.0.0.1 (as in tests/settle_families.rs).",
     )
 
