@@ -2,7 +2,11 @@
 """`make bench`: measure ptybroker side by side with tmux on this machine and
 write BENCHMARKS.md. Every figure states its method; nothing here is a test.
 
-Usage: bench/bench.py [--quick] [--out BENCHMARKS.md]
+Usage: bench/bench.py [--quick] [--out BENCHMARKS.md] [--only SECTION,...]
+
+--only runs the named sections alone (binary, calls, step, premature,
+families, memory, throughput) and prints them; it writes a file only when
+--out is given too.
 """
 import json
 import os
@@ -19,6 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "ptybroker")
 QUICK = "--quick" in sys.argv
 OUT = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else os.path.join(ROOT, "BENCHMARKS.md")
+ONLY = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
 
 RUNTIME = tempfile.mkdtemp(prefix="ptyb-bench-")
 os.chmod(RUNTIME, 0o700)
@@ -262,6 +267,178 @@ def bench_premature():
         "Premature returns",
         rows,
         "A step that returned before the program's next prompt. The programs are tests/programs/*.py.",
+    )
+
+
+# ---- settle families (issue 14) ----------------------------------------------
+
+class Sshd:
+    """A private sshd on 127.0.0.1 for the ssh row: its own host key and
+    configuration, public keys only (a client key made here), no PAM; the
+    same set-up as tests/settle_families.rs. Loopback only."""
+
+    def __init__(self):
+        self.proc = None
+        self.argv = None
+        sshd = "/usr/sbin/sshd"
+        if not (os.path.exists(sshd) and shutil.which("ssh") and shutil.which("ssh-keygen")):
+            return
+        if os.geteuid() == 0 and not os.path.exists("/run/sshd"):
+            os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+        d = os.path.join(RUNTIME, "sshd")
+        os.makedirs(d, exist_ok=True)
+        for key in ("host_key", "client_key"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", os.path.join(d, key)], check=True)
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        cfg = os.path.join(d, "sshd_config")
+        with open(cfg, "w") as f:
+            f.write(f"ListenAddress 127.0.0.1:{port}\nHostKey {d}/host_key\nPidFile none\nUsePAM no\n"
+                    f"PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
+                    f"AuthorizedKeysFile {d}/client_key.pub\nStrictModes no\n")
+        self.proc = subprocess.Popen([sshd, "-D", "-e", "-f", cfg], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        for _ in range(500):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if self.proc.poll() is not None:
+                    self.proc = None
+                    return
+                time.sleep(0.02)
+        self.argv = ["ssh", "-F", "/dev/null", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                     "-o", "BatchMode=yes", "-o", "LogLevel=ERROR", "-i", os.path.join(d, "client_key"),
+                     "-p", str(port), "-tt", "127.0.0.1", "env PS1='ssh> ' bash --norc --noprofile"]
+
+    def stop(self):
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, 9)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+
+
+def has_ipython():
+    return subprocess.run(["python3", "-c", "import IPython"], capture_output=True).returncode == 0
+
+
+def bench_families():
+    reps = 5
+    progs = os.path.join(ROOT, "tests", "programs")
+
+    def prog(name):
+        return os.path.join(progs, name)
+
+    def plain(n):
+        return str(n)
+
+    def shell(delay):
+        return lambda n: f"sleep {delay}; echo ANSWER-$(({n}+0))"
+
+    def pyprint(n):
+        return f"print('ANSWER-%d' % {n})"
+
+    sshd = Sshd()
+    server = subprocess.Popen(["python3", prog("slow_http.py"), "0.8"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, text=True)
+    port = server.stdout.readline().strip()
+
+    def curl(n):
+        return f"curl -s http://127.0.0.1:{port}/{n}"
+
+    ipy = os.path.join(RUNTIME, "ipython")
+    bash = ["bash", "--norc", "--noprofile"]
+    # (family, row, needed command, start options, argv, prompt, the line for
+    # step n (None: a bare step), the answer of step n, seconds from input to
+    # answer by the program's own design)
+    rows_spec = [
+        ("baseline", "python3 REPL", "python3", [], ["python3", "-q"], ">>>", pyprint, None, 0),
+        ("baseline", "bash", "bash", ["--env", "PS1=sh> "], bash, "sh>", shell(0), None, 0),
+        ("baseline", "ipython", "ipython", ["--env", f"IPYTHONDIR={ipy}"],
+         ["python3", "-m", "IPython", "--no-banner", "--colors=NoColor"], "In [1]:", pyprint, None, 0),
+        ("1 relay", "relay.py over a socketpair, answer at 0.8 s", "python3", [], ["python3", prog("relay.py"), "socketpair"], "remote>", plain, None, 0.8),
+        ("1 relay", "relay.py over pipes", "python3", [], ["python3", prog("relay.py"), "pipe"], "remote>", plain, None, 0.8),
+        ("1 relay", "relay.py over a pty", "python3", [], ["python3", prog("relay.py"), "pty"], "remote>", plain, None, 0.8),
+        ("1 relay", "`script -qc bash`, `sleep 0.8; echo`", "script", [], ["script", "-qc", "env PS1='sh> ' bash --norc --noprofile", "/dev/null"], "sh>", shell(0.8), None, 0.8),
+        ("1 relay", "`ssh -tt` to a loopback sshd, `sleep 0.8; echo`", "sshd", [], sshd.argv, "ssh>", shell(0.8), None, 0.8),
+        ("2 other fd", "select() on a socket and the terminal, answer at 0.8 s", "python3", [], ["python3", prog("select_socket.py"), "select"], "sock>", plain, None, 0.8),
+        ("2 other fd", "poll() on a socket and the terminal", "python3", [], ["python3", prog("select_socket.py"), "poll"], "sock>", plain, None, 0.8),
+        ("2 other fd", "subprocess.run(capture_output) in its own group, 0.8 s", "python3", [], ["python3", prog("capture_output.py")], "capture>", plain, None, 0.8),
+        ("2 other fd", "`curl` from bash, a local server answering at 0.8 s", "curl", ["--env", "PS1=sh> "], bash, "sh>", curl, None, 0.8),
+        ("3 timers", "node 6 x await sleep(400)", "node", [], ["node", prog("timer_chain.js"), "6", "400"], "chain>", plain, None, 2.4),
+        ("3 timers", "node 3 x 500 ms", "node", [], ["node", prog("timer_chain.js"), "3", "500"], "chain>", plain, None, 1.5),
+        ("3 timers", "node one 3 s await", "node", [], ["node", prog("timer_chain.js"), "1", "3000"], "chain>", plain, None, 3.0),
+        ("3 timers", "node 5 x 600 ms (past the 2 s horizon)", "node", [], ["node", prog("timer_chain.js"), "5", "600"], "chain>", plain, None, 3.0),
+        ("3 timers", "python asyncio 6 x 400 ms, terminal reader registered", "python3", [], ["python3", prog("timer_chain_asyncio.py"), "6", "400"], "aio>", plain, None, 2.4),
+        ("4 locks", "lockf (F_SETLKW) on a lock held 1.5 s", "python3", [], ["python3", prog("lock_wait.py"), "lockf"], "lock>", plain, None, 1.5),
+        ("4 locks", "flock on a lock held 1.5 s", "python3", [], ["python3", prog("lock_wait.py"), "flock"], "lock>", plain, None, 1.5),
+        ("5 output in a timer", "select([tty, pipe], 1.9 s), pipe answers at 0.2 s", "python3", [], ["python3", prog("select_tty_pipe.py"), "0.2", "1.9"], "pipe>", plain, None, 0.2),
+        ("6 repainters", "curses clock redrawing every 1 s", "python3", [], ["python3", prog("curses_clock.py"), "1"], "type a line", plain, None, 0),
+        ("6 repainters", "`watch -n1 date` (bare step)", "watch", [], ["watch", "-n1", "date"], "Every 1", None, "Every 1", 0),
+        ("6 repainters", "htop (bare step)", "htop", [], ["htop"], "F10Quit", None, "F10Quit", 0),
+        ("7 background", "bash script: `sleep 1000 &`, then `read`", "bash", [], ["bash", prog("background_read.sh")], "bg>", plain, None, 0),
+        ("7 background", "helper thread computing, main thread reads", "python3", [], ["python3", prog("helper_thread.py")], "thread>", plain, None, 0),
+        ("7 background", "non-blocking keyboard polling with 50 ms sleeps", "python3", [], ["python3", prog("nonblocking_keys.py")], "poll>", plain, None, 0),
+    ]
+    rows = []
+    try:
+        for fam, what, needs, opts, argv, prompt, line, answer, at in rows_spec:
+            if needs == "sshd":
+                missing = sshd.argv is None
+            elif needs == "ipython":
+                missing = not has_ipython()
+            else:
+                missing = shutil.which(needs) is None
+            if missing:
+                rows.append((f"{fam}: {what}", "not run", f"{needs} is not installed", ""))
+                continue
+            pb("start", "--session", "fam", *opts, "--", *argv)
+            pb("wait", "--session", "fam", "--match", prompt, "--max-wait", "30000", check=False)
+            early = needless = capped = 0
+            took = []
+            for n in range(1, reps + 1):
+                want = answer or f"ANSWER-{n}"
+                args = ["step", "--session", "fam", "--json"] + ([line(n)] if line else [])
+                t = time.perf_counter()
+                r = pb(*args, check=False)
+                took.append((time.perf_counter() - t) * 1000)
+                try:
+                    res = json.loads(r.stdout)
+                except ValueError:
+                    res = {"output": "", "reason": "error"}
+                got = any(l.strip() == want or (answer and want in l) for l in res.get("output", "").splitlines())
+                if res.get("reason") == "timeout":
+                    capped += 1
+                if not got:
+                    early += 1
+                    # Let the program answer and prompt before the next step.
+                    pb("wait", "--session", "fam", "--match", want, "--max-wait", "30000", check=False)
+                    time.sleep(0.3)
+                elif took[-1] > (at + 0.3) * 1000:
+                    needless += 1
+            pb("kill-session", "--session", "fam", check=False)
+            cap = f", {capped} hit the 10 s cap" if capped else ""
+            rows.append((f"{fam}: {what}", f"median {med(took):.0f} ms",
+                         f"early returns {early} of {reps}; needless waits {needless} of {reps}{cap} (answer at {at:g} s)",
+                         "0 early, 0 needless"))
+    finally:
+        sshd.stop()
+        server.kill()
+        server.wait()
+    section(
+        "Settle families (issue 14)",
+        rows,
+        f"tests/programs/ (and real ssh, script, watch, htop, ipython), each started, its prompt awaited, then "
+        f"{reps} `ptybroker step --json` with the defaults (500 ms quiet window, 10 s cap), whole CLI process "
+        "timed. Each program answers a line with `ANSWER-<n>` a known time after it reads it (\"answer at\"; 0: at "
+        "once). An early return: the step's output lacks the answer line (then the bench waits for it before the "
+        "next step). A needless wait: the answer was there, but the step took longer than the answer time + 300 "
+        "ms. curl's server (tests/programs/slow_http.py) runs beside the session. watch and htop are stepped without input; their answer is their frame. ssh runs against a private "
+        "sshd on 127.0.0.1 (as in tests/settle_families.rs).",
     )
 
 
@@ -510,17 +687,24 @@ def write_report():
         lines += [f"## {title}", "", notes, "", "| what | ptybroker | beside it | target |", "|---|---|---|---|"]
         lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
         lines.append("")
-    with open(OUT, "w") as f:
-        f.write("\n".join(lines))
+    if ONLY is None or "--out" in sys.argv:
+        with open(OUT, "w") as f:
+            f.write("\n".join(lines))
     print("\n".join(lines))
 
 
 def main():
     if not shutil.which("tmux"):
         sys.exit("bench needs tmux")
+    benches = {"binary": bench_binary, "calls": bench_calls, "step": bench_step, "premature": bench_premature,
+               "families": bench_families, "memory": bench_memory, "throughput": bench_throughput}
+    unknown = [n for n in ONLY or [] if n not in benches]
+    if unknown:
+        sys.exit(f"unknown section(s) {', '.join(unknown)}; known: {', '.join(benches)}")
     try:
-        for b in [bench_binary, bench_calls, bench_step, bench_premature, bench_memory, bench_throughput]:
-            b()
+        for name, b in benches.items():
+            if ONLY is None or name in ONLY:
+                b()
     finally:
         stop_all()
         shutil.rmtree(RUNTIME, ignore_errors=True)
