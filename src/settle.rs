@@ -51,8 +51,8 @@
 //! main thread holds the conversation; one that wakes and prints shows up
 //! in the output debounce, as `top`'s periodic redraw would.
 //!
-//! A busy member whose parent, a member too, waits on the terminal rather
-//! than for it is background work (a script's `sleep 1000 &`) and counts
+//! A busy member whose parent, a member too, is in a plain read of the
+//! terminal rather than waiting for it is background work (a script's `sleep 1000 &`) and counts
 //! as parked.
 //!
 //! The group is [`Readiness::Busy`] if any thread is busy; else

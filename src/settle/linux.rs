@@ -89,9 +89,10 @@ enum Class {
 ///
 /// The whole foreground job decides, not one process, and three kinds of
 /// work do not hold it back:
-/// - a member whose parent (a member too) waits on the terminal rather than
-///   for it: a background job of a shell without job control
-///   (`sleep 1000 & read x`), a child a program left running;
+/// - a member whose parent (a member too) reads the terminal rather than
+///   waiting for it: a background job of a shell without job control
+///   (`sleep 1000 & read x`), a child a program left running. A plain read
+///   only: a poll's set is not known here (git polls its child's pipe);
 /// - a helper thread computing while the main thread of its process reads
 ///   the terminal, which only input can wake;
 /// - sleeping on a clock, which is reported as busy but `asleep` (see
@@ -102,9 +103,8 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
     let mut unknown = None;
     let mut parked = None;
     let mut deferred = Vec::new();
-    // Per member: its main thread waits on the terminal, and does so in a
-    // plain read (only input wakes it).
-    let mut main_input = vec![false; members.len()];
+    // Per member: its main thread is in a plain read of the terminal (only
+    // input wakes it).
     let mut main_reads = vec![false; members.len()];
     let parent_of = |i: usize| {
         let ppid = members[i].ppid;
@@ -125,7 +125,6 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
                     input = true;
                     wakes = wakes.and(wakes_of(timeout));
                     if tid == member.pid {
-                        main_input[i] = true;
                         main_reads[i] = matches!(
                             &thread.syscall,
                             Syscall::In(wait) if wait.sys == Sys::Read
@@ -148,9 +147,9 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
     let mut fd_links: Vec<Vec<Vec<u8>>> = Vec::new();
     let mut asleep = None;
     for (i, class) in deferred {
-        // Whether the member's parent waits on the terminal instead of for
-        // it: then this is background work.
-        let background = parent_of(i).is_some_and(|p| main_input[p]);
+        // Whether the member's parent reads the terminal instead of waiting
+        // for it: then this is background work.
+        let background = parent_of(i).is_some_and(|p| main_reads[p]);
         let (served, why) = match class {
             Class::Busy(why) | Class::Active(why) => (background, why),
             Class::HelperRunning(why) => (main_reads[i] || background, why),
@@ -873,6 +872,25 @@ mod tests {
             vec![read(900, 0, "/dev/pts/5"), running],
         );
         assert_eq!(r, Readiness::Waiting);
+        // git polling its child's pipe (a poll's set is not read, so it
+        // counts as input): its running child is not background.
+        let mut poll = call(Sys::Poll, "poll", &[0x7ffd_0000, 1, u32::MAX as u64]);
+        poll.timeout = Timeout::Never;
+        let git = [
+            member(900, 1, "git", &[900]),
+            Member {
+                state: b'R',
+                ..member(901, 900, "git", &[901])
+            },
+        ];
+        let running = Thread {
+            tid: 901,
+            state: b'R',
+            syscall: Syscall::NotRead,
+            wchan: Wchan::NotRead,
+        };
+        let (r, _) = run(&git, vec![in_call(900, poll), running]);
+        busy_because(&r, "pid 901 (git) is running");
         // bash waiting for it (a foreground command): busy, asleep.
         let wait4 = call(Sys::Wait, "wait4", &[901, 0x7ffd_0000, 0, 0]);
         let (r, wakes) = run(&members, vec![in_call(900, wait4), in_call(901, sleep)]);
