@@ -80,13 +80,30 @@ pub const SETTLE_DEBOUNCE: Duration = Duration::from_millis(2);
 /// pending buffer work.
 pub const SETTLE_DEBOUNCE_BLOCKED: Duration = Duration::from_millis(1);
 /// Settling: a program waiting on the terminal with a timeout at most this
-/// long is not settled until that timeout has run out (once per wait for a
-/// full-screen program, which redraws on its timer): node's `await` of a
+/// long is not settled until that timeout has run out, when it is not known
+/// to idle that way (the first wait of a foreground job, or a full-screen
+/// program that has drawn nothing since the input): node's `await` of a
 /// timer, a wizard's pause, `read -t` in a countdown. Longer timeouts are
 /// housekeeping (vim's 4 s `updatetime`, top's 3 s refresh) and do not hold
-/// a wait back. Timers the program re-arms without printing anything take
-/// at most this long together.
+/// a wait back. There, timers the program re-arms without printing anything
+/// take at most this long together.
 pub const SETTLE_TIMER_HORIZON: Duration = Duration::from_millis(2_000);
+/// Settling: a program that settled last time blocked on the terminal with
+/// no timer, or with another one, and now waits on a timer at most this long
+/// is working through it (node's `await sleep(3000)`): it is let run out, and
+/// the timers it re-arms without a word after it (a chain of awaits) too,
+/// for as long as the wait may last. Longer ones are housekeeping (V8's
+/// memory reducer arms 8 s after node's REPL evaluates a line) or a prompt's
+/// own timeout (`read -t 60`).
+pub const SETTLE_TIMER_AWAIT: Duration = Duration::from_secs(5);
+/// Settling: two timeouts this close are the same period (a runtime that
+/// computes the time left to its next deadline re-arms 497 ms after 500).
+pub const SETTLE_TIMER_JITTER: Duration = Duration::from_millis(20);
+/// Settling: a program that has the terminal in non-canonical mode (it reads
+/// keys itself) and sleeps on a clock (`nanosleep`) between polls of the
+/// keyboard that never block (a game loop, `watch`'s redraw) waits for its
+/// user once its output has been quiet this long.
+pub const SETTLE_SLEEP_QUIET: Duration = Duration::from_millis(200);
 /// Settling: the first look at the kernel comes this long after the last
 /// output or input; the debounce above then confirms it.
 pub const SETTLE_FIRST_LOOK: Duration = Duration::from_micros(500);

@@ -350,6 +350,9 @@ struct State {
     /// a program may answer before the writer returns); `None` before any.
     input_began: Option<Instant>,
     input_echo: Option<String>,
+    /// How the program idled when a wait last settled (see
+    /// [`rule::Idle`]): the next wait compares its timers with it.
+    idle: Option<rule::Idle>,
 }
 
 struct Inner {
@@ -500,6 +503,7 @@ impl Session {
                 input_at: 0,
                 input_began: None,
                 input_echo: None,
+                idle: None,
             }),
             changed: Condvar::new(),
             writer: Mutex::new(()),
@@ -992,7 +996,7 @@ impl Session {
         let mut scan = Scan::default();
         let mut next_cancel_look = start;
         let mut st = lock(&self.inner.state);
-        let mut settler = rule::Settler::new(&snapshot(&st));
+        let mut settler = rule::Settler::after(&snapshot(&st), st.idle);
         loop {
             let now = Instant::now();
             let snap = snapshot(&st);
@@ -1025,6 +1029,7 @@ impl Session {
                         st = lock(&self.inner.state);
                         let verdict = settler.observe(&snapshot(&st), &look, Instant::now());
                         if verdict == rule::Verdict::Settled {
+                            st.idle = settler.settled_idle();
                             return (Reason::Idle, start.elapsed());
                         }
                         continue;
@@ -1064,12 +1069,20 @@ impl Session {
         let (readiness, wakes) = settle::probe_wakes(master, self.inner.pty.pts(), self.inner.pid);
         let master_readable = pty::ready_now(master, PollFlags::IN).contains(PollFlags::IN);
         let absorbing = self.inner.reading.load(Ordering::SeqCst);
+        // On Linux the master answers for the slave's modes and group.
+        let pgid = rustix::termios::tcgetpgrp(master)
+            .ok()
+            .map(|pid| pid.as_raw_nonzero().get());
+        let raw_keys = rustix::termios::tcgetattr(master)
+            .is_ok_and(|t| !t.local_modes.contains(rustix::termios::LocalModes::ICANON));
         rule::Look {
             generation,
             readiness,
             wakes,
             master_readable,
             absorbing,
+            pgid,
+            raw_keys,
         }
     }
 

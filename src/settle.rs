@@ -35,7 +35,8 @@
 //!   (`wait4` of `git` while its editor runs), a pipe whose other end
 //!   another member holds (`yes | less`).
 //! - **busy**: running or in uninterruptible sleep; on a timer (`nanosleep`,
-//!   `clock_nanosleep`, `poll` of no fds); on a child outside the group;
+//!   `clock_nanosleep`, `poll` of no fds: reported as [`Wakes::asleep`] when
+//!   nothing else is busy); on a child outside the group;
 //!   reading or writing anything else (a pipe from outside, a FIFO, a
 //!   socket); writing to the terminal (more output is on its way); waiting
 //!   for a connection or to open a FIFO.
@@ -43,11 +44,16 @@
 //!   or lost the thread mid-read in a way that matters.
 //!
 //! Any other thread is a helper: it counts as input if it waits for input
-//! as above, as busy only while running, in uninterruptible sleep or
-//! writing to the terminal, and as parked whatever else it blocks on (a
+//! as above, as busy only while running or in uninterruptible sleep (unless
+//! its main thread is in a plain read of the terminal, which only input can
+//! wake) or writing to the terminal, and as parked whatever else it blocks on (a
 //! lock, a timer, a socket, inotify). Helpers wait for events while the
 //! main thread holds the conversation; one that wakes and prints shows up
 //! in the output debounce, as `top`'s periodic redraw would.
+//!
+//! A busy member whose parent, a member too, is in a plain read of the
+//! terminal rather than waiting for it is background work (a script's `sleep 1000 &`) and counts
+//! as parked.
 //!
 //! The group is [`Readiness::Busy`] if any thread is busy; else
 //! [`Readiness::Unknown`] if any is unknown; else [`Readiness::Waiting`] if at
@@ -82,10 +88,13 @@
 //! must count as waiting, looks the same: a poll on the terminal with a
 //! timeout). The probe therefore also reports the timeout such a wait was
 //! given ([`Wakes::timer`]: the argument of `poll`/`epoll_wait`, or the
-//! `timespec`/`timeval` it points to, read from `/proc/PID/mem`), and the
-//! session lets a short one run out before it calls the program settled
-//! (see `limits::SETTLE_TIMER_HORIZON`). A timer outside the waiting call
-//! (`alarm`, a `timerfd` polled elsewhere) is not seen.
+//! `timespec`/`timeval` it points to, read from `/proc/PID/mem`), and
+//! [`rule`] lets it run out unless it is the period the program idled with
+//! when it last settled (see `rule::Idle`). A timer outside the waiting call
+//! (`alarm`, a `timerfd` polled elsewhere) is not seen. Neither the timeout
+//! nor the CPU time tells a silent chain of awaits from an idle periodic
+//! poll the first time a job is seen; there a chain counts at most
+//! `limits::SETTLE_TIMER_HORIZON`.
 
 use std::fmt;
 use std::os::fd::BorrowedFd;
@@ -103,6 +112,10 @@ pub struct Wakes {
     /// could read it: the whole timeout of the call, which began at some
     /// earlier moment, so the wake comes at most this long from now.
     pub timer: Option<Duration>,
+    /// For a busy group: nothing in it runs, it only sleeps on a clock
+    /// (`nanosleep`), maybe between polls of the keyboard that never block
+    /// (see [`rule`]'s sleep rule).
+    pub asleep: bool,
 }
 
 impl Wakes {
@@ -110,6 +123,7 @@ impl Wakes {
     pub const MAYBE: Wakes = Wakes {
         may: true,
         timer: None,
+        asleep: false,
     };
 
     /// Both sets of reasons.
@@ -121,6 +135,7 @@ impl Wakes {
         Wakes {
             may: self.may || other.may,
             timer,
+            asleep: self.asleep && other.asleep,
         }
     }
 }

@@ -477,6 +477,24 @@ fn the_man_page_lists_every_limit_with_its_value() {
             format!("at most {} that", secs(limits::SETTLE_TIMER_HORIZON)),
         ),
         (
+            "SETTLE_TIMER_AWAIT",
+            format!("at most {}, and silent", secs(limits::SETTLE_TIMER_AWAIT)),
+        ),
+        (
+            "SETTLE_TIMER_JITTER",
+            format!(
+                "within {} ms are the same",
+                limits::SETTLE_TIMER_JITTER.as_millis()
+            ),
+        ),
+        (
+            "SETTLE_SLEEP_QUIET",
+            format!(
+                "after {} ms of quiet",
+                limits::SETTLE_SLEEP_QUIET.as_millis()
+            ),
+        ),
+        (
             "MAX_CONNECTIONS",
             format!("{} at once per daemon", limits::MAX_CONNECTIONS),
         ),

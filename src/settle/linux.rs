@@ -63,6 +63,13 @@ enum Class {
     /// A helper waiting for something the rest of the group decides.
     Parked(String),
     Busy(String),
+    /// Sleeping on a clock (`nanosleep`, `poll` of no fds): busy, unless a
+    /// background job or a loop polling the keyboard (see the rule).
+    Asleep(String),
+    /// A thread other than the main one running or in uninterruptible
+    /// sleep: busy unless the main thread reads the terminal, so that only
+    /// input can wake it.
+    HelperRunning(String),
     Unknown(String),
     /// Gone since it was listed.
     Gone,
@@ -79,22 +86,50 @@ enum Class {
 /// The readiness of the group `members` of the terminal at `pts`, and
 /// whether it may wake by itself: a thread waits with a timeout, or a helper
 /// is parked on something else.
+///
+/// The whole foreground job decides, not one process, and three kinds of
+/// work do not hold it back:
+/// - a member whose parent (a member too) reads the terminal rather than
+///   waiting for it: a background job of a shell without job control
+///   (`sleep 1000 & read x`), a child a program left running. A plain read
+///   only: a poll's set is not known here (git polls its child's pipe);
+/// - a helper thread computing while the main thread of its process reads
+///   the terminal, which only input can wake;
+/// - sleeping on a clock, which is reported as busy but `asleep` (see
+///   [`Wakes::asleep`]) for the rule to decide.
 fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readiness, Wakes) {
     let mut input = false;
     let mut wakes = Wakes::default();
     let mut unknown = None;
     let mut parked = None;
     let mut deferred = Vec::new();
+    // Per member: its main thread is in a plain read of the terminal (only
+    // input wakes it).
+    let mut main_reads = vec![false; members.len()];
+    let parent_of = |i: usize| {
+        let ppid = members[i].ppid;
+        members
+            .iter()
+            .position(|m| m.pid == ppid && ppid != members[i].pid)
+    };
     for (i, member) in members.iter().enumerate() {
         for &tid in &member.tids {
             let thread = source.thread(member, tid);
             match classify(pts, member, &thread) {
-                Class::Busy(why) | Class::Active(why) => {
+                // Work with no member above it: busy at once, nothing
+                // else to read.
+                Class::Busy(why) | Class::Active(why) if parent_of(i).is_none() => {
                     return (Readiness::Busy(why), Wakes::MAYBE)
                 }
                 Class::Input(timeout) => {
                     input = true;
                     wakes = wakes.and(wakes_of(timeout));
+                    if tid == member.pid {
+                        main_reads[i] = matches!(
+                            &thread.syscall,
+                            Syscall::In(wait) if wait.sys == Sys::Read
+                        );
+                    }
                 }
                 Class::Parked(why) => {
                     wakes = wakes.and(Wakes::MAYBE);
@@ -110,8 +145,19 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
     }
     // Every member's open files, read only when a pipe needs matching.
     let mut fd_links: Vec<Vec<Vec<u8>>> = Vec::new();
+    let mut asleep = None;
     for (i, class) in deferred {
+        // Whether the member's parent reads the terminal instead of waiting
+        // for it: then this is background work.
+        let background = parent_of(i).is_some_and(|p| main_reads[p]);
         let (served, why) = match class {
+            Class::Busy(why) | Class::Active(why) => (background, why),
+            Class::HelperRunning(why) => (main_reads[i] || background, why),
+            Class::Asleep(why) if background => (true, why),
+            Class::Asleep(why) => {
+                asleep.get_or_insert(why);
+                continue;
+            }
             Class::WaitsForChild(why) => {
                 let pid = members[i].pid;
                 (members.iter().any(|m| m.ppid == pid), why)
@@ -124,7 +170,7 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
                     .iter()
                     .enumerate()
                     .any(|(j, links)| j != i && links.contains(&link));
-                (held, why)
+                (held || background, why)
             }
             _ => continue,
         };
@@ -133,6 +179,13 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
         }
         wakes = wakes.and(Wakes::MAYBE);
         parked.get_or_insert(why);
+    }
+    if let Some(why) = asleep {
+        let wakes = Wakes {
+            asleep: unknown.is_none(),
+            ..Wakes::MAYBE
+        };
+        return (Readiness::Busy(why), wakes);
     }
     let readiness = match (unknown, input) {
         (Some(why), _) => Readiness::Unknown(why),
@@ -158,10 +211,15 @@ fn classify(pts: &[u8], member: &Member, thread: &Thread) -> Class {
     if thread.tid == member.pid {
         return class;
     }
+    let writing = matches!(&thread.syscall, Syscall::In(wait) if wait.sys == Sys::Write);
     match class {
-        Class::Input(_) | Class::Active(_) | Class::Gone => class,
+        Class::Input(_) | Class::Gone => class,
+        Class::Active(_) if writing => class,
+        Class::Active(why) => Class::HelperRunning(why),
         Class::Parked(why)
         | Class::Busy(why)
+        | Class::Asleep(why)
+        | Class::HelperRunning(why)
         | Class::Unknown(why)
         | Class::WaitsForChild(why)
         | Class::OnFile { why, .. } => Class::Parked(why),
@@ -238,7 +296,7 @@ fn classify_wait(pts: &[u8], wait: &Wait, who: &dyn Fn() -> String) -> Result<Cl
         }
         // poll(NULL, 0, ms) is a sleep.
         Sys::Poll if wait.arg(1) == Some(0) => {
-            Class::Busy(format!("{} is sleeping in {name}", who()))
+            Class::Asleep(format!("{} is sleeping in {name}", who()))
         }
         Sys::Poll => Class::Input(wait.timeout),
         Sys::Select => match &wait.fds {
@@ -265,7 +323,7 @@ fn classify_wait(pts: &[u8], wait: &Wait, who: &dyn Fn() -> String) -> Result<Cl
             // does.
             Some(true) | None => Class::Input(wait.timeout),
         },
-        Sys::Sleep => Class::Busy(format!("{} is sleeping in {name}", who())),
+        Sys::Sleep => Class::Asleep(format!("{} is sleeping in {name}", who())),
         Sys::Wait => Class::WaitsForChild(format!(
             "{} is waiting in {name} for a child outside the foreground group",
             who()
@@ -305,6 +363,7 @@ fn wakes_of(timeout: Timeout) -> Wakes {
         Timeout::After(d) => Wakes {
             may: true,
             timer: Some(d),
+            asleep: false,
         },
         Timeout::Unknown => Wakes::MAYBE,
     }
@@ -327,7 +386,7 @@ fn classify_wchan(buf: &[u8], who: &dyn Fn() -> String) -> Result<Class, String>
         // The arguments are not known here: maybe with a timeout.
         | "do_epoll_wait" => Class::Input(Timeout::Unknown),
         "hrtimer_nanosleep" | "do_nanosleep" | "common_nsleep" => {
-            Class::Busy(format!("{} is sleeping in {name}", who()))
+            Class::Asleep(format!("{} is sleeping in {name}", who()))
         }
         "pipe_read"
         | "pipe_write"
@@ -372,7 +431,7 @@ mod tests {
         ));
         assert!(matches!(class("wait_woken\n"), Ok(Class::Input { .. })));
         assert!(matches!(class("do_epoll_wait"), Ok(Class::Input { .. })));
-        assert!(matches!(class("hrtimer_nanosleep"), Ok(Class::Busy(_))));
+        assert!(matches!(class("hrtimer_nanosleep"), Ok(Class::Asleep(_))));
         assert!(matches!(class("pipe_read"), Ok(Class::Busy(_))));
         assert!(matches!(class("futex_do_wait"), Ok(Class::Parked(_))));
         assert!(matches!(
@@ -675,7 +734,9 @@ mod tests {
             vec![in_call(500, sleep)],
         );
         busy_because(&r, "pid 500 (python3) is sleeping in clock_nanosleep");
-        assert_eq!(wakes, Wakes::MAYBE);
+        // Busy, but only asleep: the rule settles it only when it polls the
+        // keyboard (the terminal in non-canonical mode).
+        assert!(wakes.asleep && wakes.may, "{wakes:?}");
         // poll(NULL, 0, ms) is a sleep too.
         let nap = call(Sys::Poll, "poll", &[0, 0, 100]);
         let (r, _) = run(
@@ -781,5 +842,78 @@ mod tests {
         let two = [member(800, 1, "prog", &[800, 801])];
         let (r, _) = run(&two, vec![read(800, 0, "/dev/pts/5"), gone]);
         assert_eq!(r, Readiness::Waiting);
+    }
+    #[test]
+    fn a_background_job_of_a_member_reading_the_terminal_does_not_hold_it() {
+        // `bash -c 'sleep 1000 & read x'`: no job control, so the sleep is
+        // in bash's group; bash reads the terminal, not waiting for it.
+        let sleep = call(Sys::Sleep, "clock_nanosleep", &[0, 0, 0x7ffd_0000, 0]);
+        let members = [
+            member(900, 1, "bash", &[900]),
+            member(901, 900, "sleep", &[901]),
+        ];
+        let threads = || vec![read(900, 0, "/dev/pts/5"), in_call(901, sleep.clone())];
+        let (r, wakes) = run(&members, threads());
+        assert_eq!(r, Readiness::Waiting);
+        assert!(wakes.may);
+        // Working instead of sleeping: the same.
+        let running = Thread {
+            tid: 901,
+            state: b'R',
+            syscall: Syscall::NotRead,
+            wchan: Wchan::NotRead,
+        };
+        let running_member = Member {
+            state: b'R',
+            ..member(901, 900, "yes", &[901])
+        };
+        let (r, _) = run(
+            &[members[0].clone(), running_member],
+            vec![read(900, 0, "/dev/pts/5"), running],
+        );
+        assert_eq!(r, Readiness::Waiting);
+        // git polling its child's pipe (a poll's set is not read, so it
+        // counts as input): its running child is not background.
+        let mut poll = call(Sys::Poll, "poll", &[0x7ffd_0000, 1, u32::MAX as u64]);
+        poll.timeout = Timeout::Never;
+        let git = [
+            member(900, 1, "git", &[900]),
+            Member {
+                state: b'R',
+                ..member(901, 900, "git", &[901])
+            },
+        ];
+        let running = Thread {
+            tid: 901,
+            state: b'R',
+            syscall: Syscall::NotRead,
+            wchan: Wchan::NotRead,
+        };
+        let (r, _) = run(&git, vec![in_call(900, poll), running]);
+        busy_because(&r, "pid 901 (git) is running");
+        // bash waiting for it (a foreground command): busy, asleep.
+        let wait4 = call(Sys::Wait, "wait4", &[901, 0x7ffd_0000, 0, 0]);
+        let (r, wakes) = run(&members, vec![in_call(900, wait4), in_call(901, sleep)]);
+        busy_because(&r, "sleeping in clock_nanosleep");
+        assert!(wakes.asleep);
+    }
+
+    #[test]
+    fn a_helper_computing_while_the_main_thread_reads_the_terminal_waits() {
+        let members = [member(950, 1, "python3", &[950, 951])];
+        let running = Thread {
+            tid: 951,
+            state: b'S',
+            syscall: Syscall::Running,
+            wchan: Wchan::NotRead,
+        };
+        let (r, _) = run(&members, vec![read(950, 0, "/dev/pts/5"), running.clone()]);
+        assert_eq!(r, Readiness::Waiting);
+        // The main thread polls with a timeout (it may wake without
+        // input): the helper's work counts.
+        let mut poll = call(Sys::Poll, "poll", &[0x7ffd_0000, 1, 100]);
+        poll.timeout = Timeout::After(Duration::from_millis(100));
+        let (r, _) = run(&members, vec![in_call(950, poll), running]);
+        busy_because(&r, "thread 951 is running");
     }
 }

@@ -17,10 +17,19 @@
 //! 4. Waiting, but the input has not visibly arrived (no output since the
 //!    write began, not seen busy since, [`SETTLE_INPUT_GRACE`] not passed):
 //!    look again shortly.
-//! 5. Waiting on the terminal with a timer up to [`SETTLE_TIMER_HORIZON`]:
-//!    let it run out first (see [`Settler::observe`] for re-arms).
+//! 5. Waiting on the terminal with a timer: unless it is the period the
+//!    program idled with when it last settled ([`Idle`]) or a full-screen
+//!    program has drawn its frame, let it run out first (see
+//!    [`Settler::observe`] for how long and for re-arms).
 //! 6. Waiting twice, a debounce apart, with the same output generation:
 //!    settled.
+//! 7. Busy only sleeping on a clock while the terminal is in non-canonical
+//!    mode (a loop polling the keyboard without blocking): settled once the
+//!    output has been quiet for [`SETTLE_SLEEP_QUIET`].
+//!
+//! Output during any of this (a timer being let run out included) voids the
+//! look that was planned: the next look comes as soon as the output is
+//! quiet.
 //!
 //! A half-received escape sequence, an open synchronized-output frame or a
 //! pending reply holds every look back for [`SETTLE_FRAME_GRACE`]
@@ -31,7 +40,8 @@ use std::time::{Duration, Instant};
 use super::{Readiness, Wakes};
 use crate::limits::{
     SETTLE_DEBOUNCE, SETTLE_DEBOUNCE_BLOCKED, SETTLE_FIRST_LOOK, SETTLE_FRAME_GRACE,
-    SETTLE_INPUT_GRACE, SETTLE_TIMER_HORIZON,
+    SETTLE_INPUT_GRACE, SETTLE_SLEEP_QUIET, SETTLE_TIMER_AWAIT, SETTLE_TIMER_HORIZON,
+    SETTLE_TIMER_JITTER,
 };
 
 /// The first backoff after a busy answer, and the look after an answer that
@@ -92,6 +102,24 @@ pub struct Look {
     /// The reader thread was between taking bytes off the master and
     /// absorbing them.
     pub absorbing: bool,
+    /// The terminal's foreground process group, if it could be read: what
+    /// an [`Idle`] state belongs to.
+    pub pgid: Option<i32>,
+    /// The terminal is in non-canonical mode: the program reads keys
+    /// itself (a full-screen program, a game loop, a line editor).
+    pub raw_keys: bool,
+}
+
+/// What a program was doing when a wait last settled: its foreground
+/// process group, and the timeout of its wait on the terminal (`None`:
+/// blocked with no timer). A later wait that finds the same group waiting
+/// with the same period (within [`SETTLE_TIMER_JITTER`]) finds it idle the
+/// way it idles (ipython's 500 ms poll); a group that idled without that
+/// timer and now waits on one is working through it (node's `await`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Idle {
+    pub pgid: i32,
+    pub timer: Option<Duration>,
 }
 
 impl Look {
@@ -171,6 +199,15 @@ struct TimerChain {
 /// comment for the rule).
 #[derive(Clone, Debug)]
 pub struct Settler {
+    /// How the program idled when the last wait settled.
+    idle: Option<Idle>,
+    /// How it idles now, once this wait has settled.
+    settled: Option<Idle>,
+    /// The output generation when the wait began.
+    start_generation: u64,
+    /// The output generation the last look saw: output since voids the
+    /// look it planned ([`Settler::due`]).
+    seen_generation: u64,
     /// A first "waiting" answer awaiting its confirmation.
     waiting: Option<FirstWaiting>,
     /// A timer being let run out.
@@ -197,7 +234,17 @@ pub struct Settler {
 impl Settler {
     /// A wait beginning with the session as `start` shows it.
     pub fn new(start: &Snapshot) -> Settler {
+        Settler::after(start, None)
+    }
+
+    /// A wait beginning with the session as `start` shows it, the program
+    /// having settled as `idle` says at the end of the last wait that did.
+    pub fn after(start: &Snapshot, idle: Option<Idle>) -> Settler {
         Settler {
+            idle,
+            settled: None,
+            start_generation: start.generation,
+            seen_generation: start.generation,
             waiting: None,
             timer: None,
             timer_used: false,
@@ -234,14 +281,26 @@ impl Settler {
         }
     }
 
+    /// How the program idles, once this wait has settled: for the next
+    /// wait's [`Settler::after`].
+    pub fn settled_idle(&self) -> Option<Idle> {
+        self.settled
+    }
+
     fn look_at(&self, s: &Snapshot) -> Instant {
         let quiet_at = s.last_activity() + SETTLE_FIRST_LOOK;
+        // Output since the last look (what a timer being let run out
+        // brought, a relay's answer): look again as soon as it is quiet.
+        if s.generation != self.seen_generation {
+            return quiet_at;
+        }
         self.next.map_or(quiet_at, |n| n.max(quiet_at))
     }
 
     /// Take in one look, made at `now`, with the session as `s` shows it
     /// after the look.
     pub fn observe(&mut self, s: &Snapshot, look: &Look, now: Instant) -> Verdict {
+        self.seen_generation = s.generation;
         if s.generation != look.generation {
             // Output arrived while we asked: start over from it.
             self.waiting = None;
@@ -252,7 +311,32 @@ impl Settler {
         }
         let (readiness, wakes) = look.answer();
         match readiness {
-            Readiness::Waiting => self.waiting(s, wakes, now),
+            Readiness::Waiting => {
+                let verdict = self.waiting(s, look.pgid, wakes, now);
+                if verdict == Verdict::Settled {
+                    self.settled = look.pgid.map(|pgid| Idle {
+                        pgid,
+                        timer: wakes.timer,
+                    });
+                }
+                verdict
+            }
+            // Sleeping on a clock, the keyboard its own: a loop that polls
+            // the keys without blocking (a game, `watch`). The kernel cannot
+            // see it wait, so quiet output decides.
+            Readiness::Busy(_) if wakes.asleep && look.raw_keys => {
+                self.waiting = None;
+                self.timer = None;
+                self.unknown = false;
+                let quiet_at = s.last_activity() + SETTLE_SLEEP_QUIET;
+                if now >= quiet_at && held_by_framing(s, now).is_none() {
+                    self.settled = None;
+                    return Verdict::Settled;
+                }
+                self.backoff = (self.backoff * 2).clamp(FIRST, MOST);
+                self.next = Some((now + self.backoff).min(quiet_at));
+                Verdict::LookAt(self.look_at(s))
+            }
             Readiness::Busy(_) => {
                 self.busy_at = Some(now);
                 self.waiting = None;
@@ -272,7 +356,7 @@ impl Settler {
         }
     }
 
-    fn waiting(&mut self, s: &Snapshot, wakes: Wakes, now: Instant) -> Verdict {
+    fn waiting(&mut self, s: &Snapshot, pgid: Option<i32>, wakes: Wakes, now: Instant) -> Verdict {
         let generation = s.generation;
         // The input must have visibly arrived: echoed or answered (output
         // since the write began: the answer may come before the writer
@@ -286,53 +370,31 @@ impl Settler {
             self.next = Some((now + FIRST).min(s.last_input + SETTLE_INPUT_GRACE));
             return Verdict::LookAt(self.look_at(s));
         }
-        // Waiting on the terminal with a short timeout: what the timer
-        // brings may be the answer (a wizard's pause, a countdown, an
-        // awaited timer), so let it run out first. If the program then waits
-        // again, silent, on a longer timeout, it armed a new timer (node's
-        // 15 ms tick before the awaited one): let that run out too; the same
-        // or a shorter one is a periodic poll, and it is settled. A
-        // full-screen program (on the alternate screen, or repainting during
-        // this wait: top) redraws on its timer for ever: it gets one per
-        // wait.
-        if let Some(t) = wakes.timer.filter(|&t| t <= SETTLE_TIMER_HORIZON) {
+        // Waiting on the terminal with a timer: what the timer brings may be
+        // the answer (a wizard's pause, a countdown, an awaited timer), so it
+        // is let run out first (see `hold`), unless it is how the program
+        // idles (the period it settled with last time) or a full-screen
+        // program has drawn since the input: a repainter waits for its user
+        // once its frame is drawn.
+        if let Some(t) = wakes.timer {
             let full_screen = s.alt_screen || s.rewinds != self.rewinds_at_start;
-            let until = match self.timer {
-                Some(run)
-                    if run.generation == generation && (now < run.until || t <= run.timeout) =>
-                {
-                    Some(run.until)
-                }
-                _ if full_screen && self.timer_used => None,
-                _ => {
-                    // Silent re-arms together run at most the horizon: a
-                    // program with a periodic timer and nothing to say pays
-                    // that, not a period per re-arm. A timer that brought
-                    // output (a countdown) starts afresh.
-                    let began = match self.chain {
-                        Some(chain) if chain.generation == generation => chain.began,
-                        _ => {
-                            self.chain = Some(TimerChain {
-                                began: now,
-                                generation,
-                            });
-                            now
-                        }
-                    };
-                    let until = (now + t).min(began + SETTLE_TIMER_HORIZON);
-                    self.timer = Some(TimerRun {
-                        until,
-                        generation,
-                        timeout: t,
-                    });
-                    self.timer_used = true;
-                    Some(until)
-                }
+            let drew = if s.input_began.is_some() {
+                s.output_since_input
+            } else {
+                generation != self.start_generation
             };
-            if let Some(until) = until.filter(|&u| now < u) {
-                self.waiting = None;
-                self.next = Some(until);
-                return Verdict::LookAt(self.look_at(s));
+            let idle = self.idle.filter(|i| Some(i.pgid) == pgid);
+            let idling = idle
+                .and_then(|i| i.timer)
+                .is_some_and(|p| t.max(p) - t.min(p) <= SETTLE_TIMER_JITTER);
+            let frame_drawn = full_screen && drew;
+            if !idling && !frame_drawn {
+                let known = idle.is_some() && !full_screen;
+                if let Some(until) = self.hold(generation, t, known, full_screen, now) {
+                    self.waiting = None;
+                    self.next = Some(until);
+                    return Verdict::LookAt(self.look_at(s));
+                }
             }
         }
         let debounce = |may_wake| {
@@ -372,6 +434,71 @@ impl Settler {
     }
 }
 
+impl Settler {
+    /// Until when a timer of `t` that the program waits on (output
+    /// generation `generation`) is let run out; `None` if it is not.
+    ///
+    /// - A timer seen before and not run out yet: until it does.
+    /// - Run out, and the program waits again without a word (a re-arm): a
+    ///   program `known` to idle otherwise (it settled last time without
+    ///   this timer) is working through a chain of awaits: each is let run
+    ///   out, as long as the wait lasts. Otherwise the same period again
+    ///   (within [`SETTLE_TIMER_JITTER`]) is an idle periodic poll, and a
+    ///   longer one (node's 15 ms tick, then the awaited timer) is let run
+    ///   out too, the chain at most [`SETTLE_TIMER_HORIZON`] in all. A
+    ///   full-screen program gets one timer per wait.
+    /// - A first timer: let run out if it is at most [`SETTLE_TIMER_AWAIT`]
+    ///   for a `known` program, [`SETTLE_TIMER_HORIZON`] otherwise.
+    fn hold(
+        &mut self,
+        generation: u64,
+        t: Duration,
+        known: bool,
+        full_screen: bool,
+        now: Instant,
+    ) -> Option<Instant> {
+        let limit = if known {
+            SETTLE_TIMER_AWAIT
+        } else {
+            SETTLE_TIMER_HORIZON
+        };
+        match self.timer.filter(|run| run.generation == generation) {
+            Some(run) if now < run.until => return Some(run.until),
+            Some(run) => {
+                let periodic = !known && t <= run.timeout + SETTLE_TIMER_JITTER;
+                if full_screen || periodic || t > limit {
+                    return None;
+                }
+            }
+            None if (full_screen && self.timer_used) || t > limit => return None,
+            None => {}
+        }
+        // A timer that brought output (a countdown) starts a new chain.
+        let began = match self.chain {
+            Some(chain) if chain.generation == generation => chain.began,
+            _ => {
+                self.chain = Some(TimerChain {
+                    began: now,
+                    generation,
+                });
+                now
+            }
+        };
+        let until = if known {
+            now + t
+        } else {
+            (now + t).min(began + SETTLE_TIMER_HORIZON)
+        };
+        self.timer = Some(TimerRun {
+            until,
+            generation,
+            timeout: t,
+        });
+        self.timer_used = true;
+        (now < until).then_some(until)
+    }
+}
+
 /// A half-received escape sequence, an open synchronized-output frame or a
 /// terminal reply not yet written holds settling back, until this returns
 /// `None`. Not forever: a program that stops mid-frame (a sequence this
@@ -404,6 +531,9 @@ mod tests {
         Duration::from_millis(n)
     }
 
+    /// The foreground process group of the looks below.
+    const PGID: i32 = 4242;
+
     /// A session that has been quiet since `t0`, with no input yet.
     fn quiet_since(t0: Instant) -> Snapshot {
         Snapshot {
@@ -427,6 +557,8 @@ mod tests {
             wakes,
             master_readable: false,
             absorbing: false,
+            pgid: Some(PGID),
+            raw_keys: false,
         }
     }
 
@@ -440,6 +572,7 @@ mod tests {
         let wakes = Wakes {
             may: true,
             timer: Some(t),
+            asleep: false,
         };
         look(s, Readiness::Waiting, wakes)
     }
@@ -835,5 +968,217 @@ mod tests {
         assert!(rule.quiet_fallback());
         rule.observe(&s, &busy(&s), t0 + MOST + ms(1));
         assert!(!rule.quiet_fallback());
+    }
+    /// How the program settled last time: blocked with no timer.
+    fn idle_blocked() -> Option<Idle> {
+        Some(Idle {
+            pgid: PGID,
+            timer: None,
+        })
+    }
+
+    #[test]
+    fn a_silent_chain_runs_past_the_horizon_when_the_program_idled_without_it() {
+        // node's `for (...) await sleep(400)` at a REPL that settled blocked
+        // on the terminal: each re-arm is let run out, past the horizon.
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let t = ms(400);
+        let mut rule = Settler::after(&s, idle_blocked());
+        let mut now = t0;
+        for i in 0..8 {
+            // The runtime re-arms a millisecond short now and then.
+            let armed = if i % 2 == 0 { t } else { t - ms(1) };
+            assert_eq!(
+                rule.observe(&s, &timer(&s, armed), now),
+                Verdict::LookAt(now + armed),
+                "re-arm {i}"
+            );
+            now += armed;
+        }
+        assert!(now > t0 + SETTLE_TIMER_HORIZON);
+        // Then it prints and blocks: settled, and it idles blocked.
+        let done = Snapshot {
+            generation: s.generation + 1,
+            last_output: now,
+            ..s
+        };
+        let settled = settle_at(&mut rule, &done, now, 10, |s, _| blocked(s));
+        assert!(settled.is_some());
+        assert_eq!(rule.settled_idle(), idle_blocked());
+        // Without that knowledge (the first wait of a job), the same
+        // period again is a periodic poll, as before.
+        let mut rule = Settler::new(&s);
+        rule.observe(&s, &timer(&s, t), t0);
+        let settled = settle_at(&mut rule, &s, t0 + t, 10, |s, _| timer(s, t));
+        assert_eq!(settled, Some(t0 + t + SETTLE_DEBOUNCE));
+        // Another group than the one that settled: not known either.
+        let other = Some(Idle {
+            pgid: PGID + 1,
+            timer: None,
+        });
+        let mut rule = Settler::after(&s, other);
+        rule.observe(&s, &timer(&s, t), t0);
+        let settled = settle_at(&mut rule, &s, t0 + t, 10, |s, _| timer(s, t));
+        assert_eq!(settled, Some(t0 + t + SETTLE_DEBOUNCE));
+    }
+
+    #[test]
+    fn a_known_program_gets_its_longer_awaits_run_out() {
+        // node's `await sleep(3000)`: beyond the horizon, within the await
+        // limit; a longer timer (V8's 8 s memory reducer) is housekeeping.
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let mut rule = Settler::after(&s, idle_blocked());
+        let t = ms(3000);
+        assert!(t > SETTLE_TIMER_HORIZON && t <= SETTLE_TIMER_AWAIT);
+        assert_eq!(rule.observe(&s, &timer(&s, t), t0), Verdict::LookAt(t0 + t));
+        let mut rule = Settler::after(&s, idle_blocked());
+        let beyond = SETTLE_TIMER_AWAIT + ms(1);
+        let settled = settle_at(&mut rule, &s, t0, 10, |s, _| timer(s, beyond));
+        assert_eq!(settled, Some(t0 + SETTLE_FIRST_LOOK + SETTLE_DEBOUNCE));
+    }
+
+    #[test]
+    fn the_period_it_idles_with_is_not_waited_out_jitter_and_all() {
+        // ipython idles in a 500 ms poll; after an answer it re-arms 497.
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let idle = Some(Idle {
+            pgid: PGID,
+            timer: Some(ms(500)),
+        });
+        for armed in [ms(497), ms(500), ms(510)] {
+            let mut rule = Settler::after(&s, idle);
+            let settled = settle_at(&mut rule, &s, t0, 10, |s, _| timer(s, armed));
+            assert_eq!(
+                settled,
+                Some(t0 + SETTLE_FIRST_LOOK + SETTLE_DEBOUNCE),
+                "{armed:?}"
+            );
+            assert_eq!(rule.settled_idle().and_then(|i| i.timer), Some(armed));
+        }
+        // A timer of another period is work: `await asyncio.sleep(0.4)`.
+        let mut rule = Settler::after(&s, idle);
+        assert_eq!(
+            rule.observe(&s, &timer(&s, ms(400)), t0),
+            Verdict::LookAt(t0 + ms(400))
+        );
+        // Unknown, a jittered re-arm of the same period is periodic too.
+        let mut rule = Settler::new(&s);
+        rule.observe(&s, &timer(&s, ms(497)), t0);
+        let settled = settle_at(&mut rule, &s, t0 + ms(497), 10, |s, _| timer(s, ms(500)));
+        assert_eq!(settled, Some(t0 + ms(497) + SETTLE_DEBOUNCE));
+    }
+
+    #[test]
+    fn output_while_a_timer_runs_out_is_looked_at_at_once() {
+        // select([tty, pipe], 1.9 s), answered through the pipe at 0.2 s.
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let mut rule = Settler::after(&s, idle_blocked());
+        let t = ms(1900);
+        assert_eq!(rule.observe(&s, &timer(&s, t), t0), Verdict::LookAt(t0 + t));
+        assert_eq!(rule.due(&s, t0 + ms(100)), Due::At(t0 + t));
+        let answered = Snapshot {
+            generation: s.generation + 1,
+            last_output: t0 + ms(200),
+            ..s
+        };
+        let quiet = answered.last_output + SETTLE_FIRST_LOOK;
+        assert_eq!(rule.due(&answered, t0 + ms(200)), Due::At(quiet));
+        // It prints and blocks on the terminal: settled by the debounce.
+        let settled = settle_at(&mut rule, &answered, quiet, 10, |s, _| blocked(s));
+        assert_eq!(settled, Some(quiet + SETTLE_DEBOUNCE_BLOCKED));
+    }
+
+    #[test]
+    fn a_full_screen_program_that_drew_since_the_input_has_its_frame() {
+        // htop: a key, the redraw, then its 1.5 s refresh timer.
+        let t0 = Instant::now();
+        let wrote = t0 + ms(10);
+        let s = Snapshot {
+            alt_screen: true,
+            last_input: wrote,
+            input_began: Some(wrote),
+            output_since_input: true,
+            generation: 9,
+            last_output: wrote + ms(5),
+            ..quiet_since(t0)
+        };
+        let mut rule = Settler::new(&s);
+        let now = s.last_output + SETTLE_FIRST_LOOK;
+        let settled = settle_at(&mut rule, &s, now, 10, |s, _| timer(s, ms(1500)));
+        assert_eq!(settled, Some(now + SETTLE_DEBOUNCE));
+        // Nothing drawn since the key: its timer is let run out once, and
+        // the frame it brings settles it.
+        let silent = Snapshot {
+            output_since_input: false,
+            last_output: t0,
+            ..s
+        };
+        let mut rule = Settler::new(&silent);
+        let now = wrote + SETTLE_INPUT_GRACE;
+        let t = ms(1500);
+        assert_eq!(
+            rule.observe(&silent, &timer(&silent, t), now),
+            Verdict::LookAt(now + t)
+        );
+        let framed = Snapshot {
+            generation: silent.generation + 1,
+            last_output: now + t,
+            output_since_input: true,
+            ..silent
+        };
+        let at = now + t + SETTLE_FIRST_LOOK;
+        let settled = settle_at(&mut rule, &framed, at, 10, |s, _| timer(s, t));
+        assert_eq!(settled, Some(at + SETTLE_DEBOUNCE));
+        // At start (no input): drawing since the wait began is the frame.
+        let start = quiet_since(t0);
+        let mut rule = Settler::new(&Snapshot {
+            alt_screen: true,
+            ..start
+        });
+        let drawn = Snapshot {
+            alt_screen: true,
+            generation: start.generation + 1,
+            ..start
+        };
+        let now = t0 + SETTLE_FIRST_LOOK;
+        let settled = settle_at(&mut rule, &drawn, now, 10, |s, _| timer(s, t));
+        assert_eq!(settled, Some(now + SETTLE_DEBOUNCE));
+    }
+
+    #[test]
+    fn asleep_with_the_keyboard_its_own_settles_on_quiet_output() {
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let asleep = |s: &Snapshot, raw_keys: bool| Look {
+            raw_keys,
+            ..look(
+                s,
+                Readiness::Busy("sleeping in clock_nanosleep".into()),
+                Wakes {
+                    asleep: true,
+                    ..Wakes::MAYBE
+                },
+            )
+        };
+        // A game loop (cbreak, select of no timeout, sleep 50 ms): settled
+        // once the output has been quiet for the window.
+        let mut rule = Settler::new(&s);
+        let settled = settle_at(&mut rule, &s, t0, 100, |s, _| asleep(s, true));
+        assert_eq!(settled, Some(t0 + SETTLE_SLEEP_QUIET));
+        // In canonical mode (`time.sleep(5)` in a script): busy for ever.
+        let mut rule = Settler::new(&s);
+        let settled = settle_at(&mut rule, &s, t0, 100, |s, _| asleep(s, false));
+        assert_eq!(settled, None);
+        // Something really running: busy, raw keys or not.
+        let mut rule = Settler::new(&s);
+        let settled = settle_at(&mut rule, &s, t0, 100, |s, _| Look {
+            raw_keys: true,
+            ..busy(s)
+        });
+        assert_eq!(settled, None);
     }
 }
