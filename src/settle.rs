@@ -167,7 +167,9 @@ pub enum Activity {
     Waiting,
     /// `timer: ...`: it waits on the terminal with a timeout short enough
     /// ([`crate::limits::SETTLE_TIMER_HORIZON`]) to be let run out before
-    /// it counts as settled.
+    /// it counts as settled. One look cannot tell such a timer from a
+    /// periodic repaint's (a curses `halfdelay`), so [`Activity::of`] does
+    /// not say it yet: it is the timer rule's (`rule.rs`) to say.
     Timer(Duration),
     /// `relay: ...`: see [`Readiness::Relay`].
     Relay(String),
@@ -181,10 +183,10 @@ impl Activity {
     /// What one look at the program says.
     pub fn of(readiness: Readiness, wakes: Wakes) -> Activity {
         match readiness {
-            Readiness::Waiting => match wakes.timer {
-                Some(t) if t <= crate::limits::SETTLE_TIMER_HORIZON => Activity::Timer(t),
-                _ => Activity::Waiting,
-            },
+            Readiness::Waiting => {
+                let _ = wakes;
+                Activity::Waiting
+            }
             Readiness::Relay(why) => Activity::Relay(why),
             Readiness::Busy(why) => Activity::Busy(why),
             Readiness::Unknown(why) => Activity::Unknown(why),
