@@ -589,6 +589,10 @@ fn status_verb(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let st = Client::new().call("pty/status", Value::Object(c.params()))?;
     if c.json {
         out_json(&st)?;
+    } else if let Some(activity) = st["activity"].as_str().filter(|_| st["running"] == true) {
+        // Why the program is (not) settled: `waiting for input`, `timer:`,
+        // `relay:`, `busy:` with who and on what.
+        out_text(activity)?;
     }
     print_status(&st);
     Ok(())

@@ -104,6 +104,27 @@ pub const SETTLE_TIMER_JITTER: Duration = Duration::from_millis(20);
 /// keyboard that never block (a game loop, `watch`'s redraw) waits for its
 /// user once its output has been quiet this long.
 pub const SETTLE_SLEEP_QUIET: Duration = Duration::from_millis(200);
+/// Settling a relay: a program that waits on the terminal and on a
+/// connection, pipe or pty master from outside its process group (ssh,
+/// `docker exec -it`, `script`, a nested tmux) may get the answer through
+/// the other end at any time, so the kernel cannot tell that it has
+/// answered: it is settled once its output has been quiet this long (or
+/// the wait's own quiet window, if longer). Measured over ssh to a loopback
+/// sshd (a shared 2-core machine): the echo comes back within 6 ms, the
+/// gaps inside one answer are the remote command's own pauses (under 11 ms
+/// for `ls`, `cat`, a shell loop; 170-260 ms for a `python3 -c` that starts
+/// up before it prints). A slow link adds jitter and, for a lost packet, a
+/// retransmission (200 ms at least on Linux) inside an answer; its round
+/// trip itself delays the echo, which the window counts from (see
+/// [`SETTLE_RELAY_ECHO`]). A second covers those with a margin and
+/// keeps an ssh step under a second; a remote command that is silent for
+/// longer needs `wait --match` (or a longer `--timeout`).
+pub const SETTLE_RELAY_QUIET: Duration = Duration::from_millis(1_000);
+/// Settling a relay: until output shows that the input arrived (the
+/// remote side's echo, a round trip away), the quiet window above counts
+/// from the input, and the wait lasts at least this long: a link slower
+/// than the window still gets its echo in.
+pub const SETTLE_RELAY_ECHO: Duration = Duration::from_millis(2_000);
 /// Settling: the first look at the kernel comes this long after the last
 /// output or input; the debounce above then confirms it.
 pub const SETTLE_FIRST_LOOK: Duration = Duration::from_micros(500);

@@ -199,21 +199,21 @@ pub fn status_json_as(
     name: &str,
     s: &Session,
     st: &Status,
-    known: Option<crate::settle::Readiness>,
+    known: Option<crate::settle::Activity>,
 ) -> Value {
     let (code, sig) = exit_fields(st.exit);
     let (title, alt) = s.with_screen(|scr| (scr.title().to_string(), scr.is_alt_screen()));
-    let readiness = if let Some(r) = known.filter(|_| st.running()) {
-        r
+    let activity = if let Some(a) = known.filter(|_| st.running()) {
+        a
     } else if st.running() {
-        s.readiness()
+        s.activity()
     } else {
-        crate::settle::Readiness::Unknown("exited".into())
+        crate::settle::Activity::Unknown("exited".into())
     };
     json!({
         "running": st.running(),
-        "waitingForInput": readiness == crate::settle::Readiness::Waiting,
-        "activity": readiness.to_string(),
+        "waitingForInput": activity.waiting(),
+        "activity": activity.to_string(),
         "exitCode": code,
         "signal": sig,
         "pid": st.pid,
@@ -504,9 +504,18 @@ fn step(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
             name,
             &s,
             &r.status,
-            (r.reason == Reason::Idle).then_some(crate::settle::Readiness::Waiting)
+            (r.reason == Reason::Idle).then(|| settled_activity(&s))
         ),
     }))
+}
+
+/// What a step that settled says it settled on: a relay settles on quiet
+/// and says so; anything else settled because it waits for input.
+fn settled_activity(s: &Session) -> crate::settle::Activity {
+    match s.activity() {
+        relay @ crate::settle::Activity::Relay(_) => relay,
+        _ => crate::settle::Activity::Waiting,
+    }
 }
 
 fn output(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {

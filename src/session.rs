@@ -996,7 +996,8 @@ impl Session {
         let mut scan = Scan::default();
         let mut next_cancel_look = start;
         let mut st = lock(&self.inner.state);
-        let mut settler = rule::Settler::after(&snapshot(&st), st.idle);
+        let mut settler = rule::Settler::after(&snapshot(&st), st.idle)
+            .with_relay_quiet(until.settle.map_or(Duration::ZERO, |s| s.fallback));
         loop {
             let now = Instant::now();
             let snap = snapshot(&st);
@@ -1092,6 +1093,16 @@ impl Session {
             return Readiness::Unknown(EXITED.into());
         }
         self.look(0).answer().0
+    }
+
+    /// What the program is doing right now, as `status` words it: waiting,
+    /// on a short timer, relaying, busy (and on what), or unknown.
+    pub fn activity(&self) -> settle::Activity {
+        if lock(&self.inner.state).exit.is_some() {
+            return settle::Activity::Unknown(EXITED.into());
+        }
+        let (readiness, wakes) = self.look(0).answer();
+        settle::Activity::of(readiness, wakes)
     }
 }
 

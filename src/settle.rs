@@ -25,10 +25,11 @@
 //!
 //! - **input**: blocked reading the terminal (the fd resolves through
 //!   `/proc/PID/fd` to the session's pts or to `/dev/tty`); in `poll`,
-//!   `ppoll`, `select` or `pselect6` (for the `select`s, only if the terminal
-//!   is below `nfds`); in `epoll_wait`/`epoll_pwait`/`epoll_pwait2` on an epoll
-//!   set that holds the terminal (from `/proc/PID/fdinfo`, nested sets
-//!   followed).
+//!   `ppoll`, `select` or `pselect6` with the terminal in the set for input
+//!   (the pollfd array or the `fd_set` bitmaps, read from `/proc/PID/mem`;
+//!   where they cannot be read, any terminal below `nfds`, or any poll); in
+//!   `epoll_wait`/`epoll_pwait`/`epoll_pwait2` on an epoll set that holds the
+//!   terminal (from `/proc/PID/fdinfo`, nested sets followed).
 //! - **parked**: waiting for something the rest of the group decides: a
 //!   lock (`futex`), a signal (`rt_sigtimedwait`, `pause`, ...), an epoll or
 //!   select set without the terminal, a child that is itself a member
@@ -39,7 +40,8 @@
 //!   nothing else is busy); on a child outside the group;
 //!   reading or writing anything else (a pipe from outside, a FIFO, a
 //!   socket); writing to the terminal (more output is on its way); waiting
-//!   for a connection or to open a FIFO.
+//!   for a connection or to open a FIFO; on a file lock (`fcntl` F_SETLKW,
+//!   `lockf`, `flock`).
 //! - **unknown**: stopped, an unclassified system call, or `/proc` refused
 //!   or lost the thread mid-read in a way that matters.
 //!
@@ -56,8 +58,11 @@
 //! as parked.
 //!
 //! The group is [`Readiness::Busy`] if any thread is busy; else
-//! [`Readiness::Unknown`] if any is unknown; else [`Readiness::Waiting`] if at
-//! least one thread waits for input; else (everything parked, nothing
+//! [`Readiness::Unknown`] if any is unknown; else, if at least one thread
+//! waits for input, [`Readiness::Relay`] when a thread (waiting for input or
+//! parked) also listens to a socket, pipe, FIFO, pty master or other
+//! terminal whose other end is outside the group (see `linux.rs`'s
+//! `verdict`), or [`Readiness::Waiting`]; else (everything parked, nothing
 //! listening to the terminal) busy. So node's REPL (main thread in
 //! `epoll_pwait` on the tty, helpers in `futex` and in an epoll of their
 //! own) and vim (a signal thread in `rt_sigtimedwait`) wait, while
@@ -72,11 +77,14 @@
 //!
 //! # Known gaps
 //!
-//! `poll`/`ppoll` count as input whatever they poll: the fd set is in the
-//! program's memory. `ssh` and nested terminals wait on the terminal while the
-//! remote side works. Socket pairs inside the group are not matched (their
-//! two ends have different inodes), so a main thread reading a socket is
-//! busy even when another member will answer on it. A program whose main
+//! A relay's far side is not looked at (it is another machine, or at
+//! least another terminal): a remote command silent for longer than the
+//! relay window ends the wait early. A program that listens to the
+//! terminal and to a long-lived connection (an X display, D-Bus, a server
+//! socket) is a relay too, and settles on quiet. A 32-bit program's poll
+//! and select sets are not read. A main thread blocked reading a socket is
+//! busy even when another member will answer on it (only wait sets match
+//! socket peers). A program whose main
 //! thread exited (`pthread_exit`) is judged by its helpers alone.
 //! Members that were orphaned out of the session leader's process tree are
 //! found only when no member is found in it (then `/proc` is scanned).
@@ -145,6 +153,13 @@ impl Wakes {
 pub enum Readiness {
     /// Every member waits for input (or is parked behind one that does).
     Waiting,
+    /// It waits for input, and also listens to something whose other end
+    /// is outside the group (a connection, a pipe, a pty master): a relay
+    /// (ssh, `docker exec -it`, `script`, a nested tmux). The answer may
+    /// come through that at any time, so it settles on quiet (see
+    /// [`crate::limits::SETTLE_RELAY_QUIET`]); the string says who and
+    /// what.
+    Relay(String),
     /// At least one member is working or waiting on something other than the
     /// terminal; the string says who and why, for status lines and logs.
     Busy(String),
@@ -155,10 +170,62 @@ pub enum Readiness {
 
 impl fmt::Display for Readiness {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Activity::of(self.clone(), Wakes::default()).fmt(f)
+    }
+}
+
+/// Why a session is or is not settled, as `status` says it (JSON
+/// `activity`, the CLI's `status`): the one place these are worded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Activity {
+    /// `waiting for input`: only input (or its own runtime) wakes it.
+    Waiting,
+    /// `timer: ...`: it waits on the terminal with a timeout short enough
+    /// ([`crate::limits::SETTLE_TIMER_HORIZON`]) to be let run out before
+    /// it counts as settled. One look cannot tell such a timer from a
+    /// periodic repaint's (a curses `halfdelay`), so [`Activity::of`] does
+    /// not say it yet: it is the timer rule's (`rule.rs`) to say.
+    Timer(Duration),
+    /// `relay: ...`: see [`Readiness::Relay`].
+    Relay(String),
+    /// `busy: ...`: who, and on what.
+    Busy(String),
+    /// `unknown: ...`: the kernel cannot tell; the quiet window decides.
+    Unknown(String),
+}
+
+impl Activity {
+    /// What one look at the program says.
+    pub fn of(readiness: Readiness, wakes: Wakes) -> Activity {
+        match readiness {
+            Readiness::Waiting => {
+                let _ = wakes;
+                Activity::Waiting
+            }
+            Readiness::Relay(why) => Activity::Relay(why),
+            Readiness::Busy(why) => Activity::Busy(why),
+            Readiness::Unknown(why) => Activity::Unknown(why),
+        }
+    }
+
+    /// Whether the kernel says it waits for input (`waitingForInput`).
+    pub fn waiting(&self) -> bool {
+        matches!(self, Activity::Waiting | Activity::Timer(_))
+    }
+}
+
+impl fmt::Display for Activity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Readiness::Waiting => f.write_str("waiting for input"),
-            Readiness::Busy(why) => write!(f, "busy: {why}"),
-            Readiness::Unknown(why) => write!(f, "unknown: {why}"),
+            Activity::Waiting => f.write_str("waiting for input"),
+            Activity::Timer(t) => write!(
+                f,
+                "timer: waits for input with a timeout of {} ms, let run out first",
+                t.as_millis()
+            ),
+            Activity::Relay(why) => write!(f, "relay: {why}; settled by quiet"),
+            Activity::Busy(why) => write!(f, "busy: {why}"),
+            Activity::Unknown(why) => write!(f, "unknown: {why}"),
         }
     }
 }

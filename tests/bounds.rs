@@ -495,6 +495,20 @@ fn the_man_page_lists_every_limit_with_its_value() {
             ),
         ),
         (
+            "SETTLE_RELAY_QUIET",
+            format!(
+                "a relay is settled after {} of quiet",
+                secs(limits::SETTLE_RELAY_QUIET)
+            ),
+        ),
+        (
+            "SETTLE_RELAY_ECHO",
+            format!(
+                "not before {} after the input",
+                secs(limits::SETTLE_RELAY_ECHO)
+            ),
+        ),
+        (
             "MAX_CONNECTIONS",
             format!("{} at once per daemon", limits::MAX_CONNECTIONS),
         ),

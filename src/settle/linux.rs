@@ -8,7 +8,7 @@ use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use super::procfs::{self, EpollSet, Member, Sys, Syscall, Thread, Timeout, Wait, Wchan};
+use super::procfs::{self, EpollSet, Member, Sys, Syscall, Thread, Timeout, Wait, WaitFd, Wchan};
 use super::{Readiness, Wakes};
 
 pub(super) fn probe(master: BorrowedFd<'_>, pts: &Path, leader: i32) -> (Readiness, Wakes) {
@@ -37,6 +37,10 @@ trait Source {
     fn thread(&mut self, member: &Member, tid: i32) -> Thread;
     /// Where every open fd of process `pid` points.
     fn fd_links(&mut self, pid: i32) -> Vec<Vec<u8>>;
+    /// The inode of the peer of Unix socket `ino`, if the kernel says.
+    fn socket_peer(&mut self, ino: u64) -> Option<u64>;
+    /// Whether fd `fd` of `pid` (a path) is a FIFO.
+    fn is_fifo(&mut self, pid: i32, fd: u64) -> bool;
 }
 
 /// The live system, through [`procfs`].
@@ -49,6 +53,14 @@ impl Source for Live {
 
     fn fd_links(&mut self, pid: i32) -> Vec<Vec<u8>> {
         procfs::fd_links(pid)
+    }
+
+    fn socket_peer(&mut self, ino: u64) -> Option<u64> {
+        procfs::socket_peer(ino)
+    }
+
+    fn is_fifo(&mut self, pid: i32, fd: u64) -> bool {
+        procfs::is_fifo(pid, fd)
     }
 }
 
@@ -83,6 +95,84 @@ enum Class {
     },
 }
 
+/// What else than the terminal an fd a thread listens to is, for telling a
+/// relay: something the answer may come through from outside the group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Far {
+    /// A socket (its inode): a connection (ssh, docker, a REPL's client),
+    /// unless its peer is in the same process (asyncio's self-pipe) or the
+    /// group.
+    Socket(u64),
+    /// A pipe, unless the process holds both ends (libuv's signal pipe) or
+    /// another member holds the other.
+    Pipe,
+    /// A path: a FIFO counts, as a pipe does; a file never blocks.
+    Path,
+    /// A pty master (`script`, an emulator inside the program): what runs
+    /// on its slave answers.
+    PtyMaster,
+    /// Another terminal.
+    Tty,
+}
+
+/// What the fd at `link` is, if it may bring an answer from elsewhere; `None`
+/// for the terminal itself and for what a program's own runtime waits on
+/// (eventfd, timerfd, signalfd, inotify, epoll, pidfd: anonymous inodes).
+fn far_kind(pts: &[u8], link: &[u8]) -> Option<Far> {
+    if is_terminal(pts, link) || link.starts_with(b"anon_inode:") {
+        return None;
+    }
+    let inside = |prefix: &[u8]| {
+        link.strip_prefix(prefix)
+            .and_then(|rest| rest.strip_suffix(b"]"))
+            .and_then(|n| std::str::from_utf8(n).ok()?.parse::<u64>().ok())
+    };
+    if let Some(ino) = inside(b"socket:[") {
+        return Some(Far::Socket(ino));
+    }
+    if link.starts_with(b"pipe:[") {
+        return Some(Far::Pipe);
+    }
+    if link == b"/dev/ptmx" || link == b"/dev/pts/ptmx" {
+        return Some(Far::PtyMaster);
+    }
+    if link.starts_with(b"/dev/pts/") || link.starts_with(b"/dev/tty") || link == b"/dev/console" {
+        return Some(Far::Tty);
+    }
+    if link.starts_with(b"/") {
+        return Some(Far::Path);
+    }
+    None
+}
+
+/// An fd in words, for the probe's reasons: `a socket (fd 3)`.
+fn fd_words(pts: &[u8], fd: u64, link: &[u8]) -> String {
+    let path = String::from_utf8_lossy(link);
+    match far_kind(pts, link) {
+        Some(Far::Socket(_)) => format!("a socket (fd {fd})"),
+        Some(Far::Pipe) => format!("a pipe (fd {fd})"),
+        Some(Far::PtyMaster) => format!("a pty master (fd {fd})"),
+        Some(Far::Tty) => format!("another terminal (fd {fd}, {path})"),
+        Some(Far::Path) => format!("fd {fd} ({path})"),
+        None if is_terminal(pts, link) => format!("the terminal (fd {fd})"),
+        None => format!("fd {fd} ({path})"),
+    }
+}
+
+/// An fd a thread listens to besides the terminal, that may make the group
+/// a relay (see [`verdict`]).
+struct Listened {
+    /// The member that holds it.
+    member: usize,
+    fd: u64,
+    link: Vec<u8>,
+    kind: Far,
+    /// Who listens, and how, for the reason.
+    who: String,
+    /// The same thread waits on the terminal too.
+    with_terminal: bool,
+}
+
 /// The readiness of the group `members` of the terminal at `pts`, and
 /// whether it may wake by itself: a thread waits with a timeout, or a helper
 /// is parked on something else.
@@ -97,6 +187,15 @@ enum Class {
 ///   the terminal, which only input can wake;
 /// - sleeping on a clock, which is reported as busy but `asleep` (see
 ///   [`Wakes::asleep`]) for the rule to decide.
+///
+/// A group that waits for input is a [`Readiness::Relay`] when one of its
+/// threads also listens (reads, polls, selects, epolls) to something whose
+/// other end is outside the group: a socket whose peer no member holds (or
+/// that the kernel does not name: TCP), a pipe or FIFO no other member holds
+/// (and not both ends in the same process), a pty master, another terminal.
+/// The answer to the input may come through it at any time (ssh, `docker
+/// exec -it`, `script`, a nested tmux), so the kernel cannot say that the
+/// program has answered.
 fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readiness, Wakes) {
     let mut input = false;
     let mut wakes = Wakes::default();
@@ -112,6 +211,7 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
             .iter()
             .position(|m| m.pid == ppid && ppid != members[i].pid)
     };
+    let mut listened = Vec::new();
     for (i, member) in members.iter().enumerate() {
         for &tid in &member.tids {
             let thread = source.thread(member, tid);
@@ -130,10 +230,12 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
                             Syscall::In(wait) if wait.sys == Sys::Read
                         );
                     }
+                    listens(pts, i, member, &thread, true, &mut listened);
                 }
                 Class::Parked(why) => {
                     wakes = wakes.and(Wakes::MAYBE);
                     parked.get_or_insert(why);
+                    listens(pts, i, member, &thread, false, &mut listened);
                 }
                 Class::Unknown(why) => {
                     unknown.get_or_insert(why);
@@ -144,7 +246,7 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
         }
     }
     // Every member's open files, read only when a pipe needs matching.
-    let mut fd_links: Vec<Vec<Vec<u8>>> = Vec::new();
+    let mut held = Held::default();
     let mut asleep = None;
     for (i, class) in deferred {
         // Whether the member's parent reads the terminal instead of waiting
@@ -163,10 +265,8 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
                 (members.iter().any(|m| m.ppid == pid), why)
             }
             Class::OnFile { link, why } => {
-                if fd_links.is_empty() {
-                    fd_links = members.iter().map(|m| source.fd_links(m.pid)).collect();
-                }
-                let held = fd_links
+                let held = held
+                    .get(members, source)
                     .iter()
                     .enumerate()
                     .any(|(j, links)| j != i && links.contains(&link));
@@ -189,7 +289,20 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
     }
     let readiness = match (unknown, input) {
         (Some(why), _) => Readiness::Unknown(why),
-        (None, true) => Readiness::Waiting,
+        (None, true) => match listened
+            .iter()
+            .find(|l| from_outside(l, members, &mut held, source))
+        {
+            Some(l) => {
+                let what = fd_words(pts, l.fd, &l.link);
+                Readiness::Relay(if l.with_terminal {
+                    format!("{} waits on the terminal and on {what}", l.who)
+                } else {
+                    format!("{} waits on {what} while the terminal is read", l.who)
+                })
+            }
+            None => Readiness::Waiting,
+        },
         (None, false) => Readiness::Busy(format!(
             "nothing waits for the terminal ({})",
             parked.as_deref().unwrap_or("no live thread")
@@ -198,8 +311,131 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
     (readiness, wakes)
 }
 
+/// Every member's open files (`/proc/PID/fd` links), read once, when first
+/// needed.
+#[derive(Default)]
+struct Held(Option<Vec<Vec<Vec<u8>>>>);
+
+impl Held {
+    fn get(&mut self, members: &[Member], source: &mut dyn Source) -> &[Vec<Vec<u8>>] {
+        self.0
+            .get_or_insert_with(|| members.iter().map(|m| source.fd_links(m.pid)).collect())
+    }
+
+    /// Whether `link` is held inside the group besides by `l`'s own fd: by
+    /// `l`'s process a second time (`twice`: both ends of a pipe), or by
+    /// another member. Then the group answers itself, and that member's
+    /// own state counts.
+    fn inside(
+        &mut self,
+        l: &Listened,
+        link: &[u8],
+        twice: bool,
+        members: &[Member],
+        source: &mut dyn Source,
+    ) -> bool {
+        self.get(members, source)
+            .iter()
+            .enumerate()
+            .any(|(j, held)| {
+                let n = held.iter().filter(|h| h.as_slice() == link).count();
+                n >= if j == l.member && twice { 2 } else { 1 }
+            })
+    }
+}
+
+/// Whether what `l` listens to has its other end outside the group.
+fn from_outside(
+    l: &Listened,
+    members: &[Member],
+    held: &mut Held,
+    source: &mut dyn Source,
+) -> bool {
+    match l.kind {
+        Far::PtyMaster | Far::Tty => true,
+        Far::Socket(ino) => match source.socket_peer(ino) {
+            Some(peer) => {
+                let peer = format!("socket:[{peer}]").into_bytes();
+                !held.inside(l, &peer, false, members, source)
+            }
+            None => true,
+        },
+        Far::Pipe => !held.inside(l, &l.link, true, members, source),
+        Far::Path => {
+            let pid = members[l.member].pid;
+            source.is_fifo(pid, l.fd) && !held.inside(l, &l.link, true, members, source)
+        }
+    }
+}
+
+/// The fds other than the terminal that `thread` listens to (reads, or
+/// waits on for input), into `out`.
+fn listens(
+    pts: &[u8],
+    i: usize,
+    member: &Member,
+    thread: &Thread,
+    with_terminal: bool,
+    out: &mut Vec<Listened>,
+) {
+    let Syscall::In(wait) = &thread.syscall else {
+        return;
+    };
+    let who = who(member, thread.tid);
+    let mut add = |fd: &WaitFd| {
+        let listened = match fd.watch {
+            Some(w) => w.read,
+            // Maybe not in the set at all: not evidence of a relay.
+            None => false,
+        };
+        let Some(link) = fd.target.as_deref().filter(|_| listened) else {
+            return;
+        };
+        if let Some(kind) = far_kind(pts, link) {
+            out.push(Listened {
+                member: i,
+                fd: fd.fd,
+                link: link.to_vec(),
+                kind,
+                who: who.clone(),
+                with_terminal,
+            });
+        }
+    };
+    if let Some(fds) = &wait.fds {
+        fds.iter().for_each(&mut add);
+    }
+    fn walk(set: &EpollSet, add: &mut dyn FnMut(&WaitFd)) {
+        for entry in set.entries.iter().flatten() {
+            add(&entry.fd);
+            if let Some(nested) = &entry.nested {
+                walk(nested, add);
+            }
+        }
+    }
+    if let Some(set) = &wait.epoll {
+        walk(set, &mut add);
+    }
+}
+
 fn is_terminal(pts: &[u8], link: &[u8]) -> bool {
     link == pts || link == b"/dev/tty"
+}
+
+/// Whether `fd` is the terminal, watched for input (or maybe: a set whose
+/// bitmaps could not be read).
+fn terminal_input(pts: &[u8], fd: &WaitFd) -> bool {
+    fd.target.as_deref().is_some_and(|l| is_terminal(pts, l)) && fd.watch.map_or(true, |w| w.read)
+}
+
+/// `pid 12 (ssh)`, or `pid 12 (ssh) thread 13`.
+fn who(member: &Member, tid: i32) -> String {
+    let pid = member.pid;
+    if tid == pid {
+        format!("pid {pid} ({})", member.comm)
+    } else {
+        format!("pid {pid} ({}) thread {tid}", member.comm)
+    }
 }
 
 /// The main thread's class decides; another thread (a helper) only counts
@@ -227,14 +463,7 @@ fn classify(pts: &[u8], member: &Member, thread: &Thread) -> Class {
 }
 
 fn classify_thread(pts: &[u8], member: &Member, thread: &Thread) -> Class {
-    let (pid, tid) = (member.pid, thread.tid);
-    let who = || {
-        if tid == pid {
-            format!("pid {pid} ({})", member.comm)
-        } else {
-            format!("pid {pid} ({}) thread {tid}", member.comm)
-        }
-    };
+    let who = || who(member, thread.tid);
     match (thread.state, member.state) {
         (_, b'T' | b't') => return Class::Unknown(format!("{} is stopped", who())),
         (b'R', _) => return Class::Active(format!("{} is running", who())),
@@ -270,6 +499,21 @@ fn classify_thread(pts: &[u8], member: &Member, thread: &Thread) -> Class {
 fn classify_wait(pts: &[u8], wait: &Wait, who: &dyn Fn() -> String) -> Result<Class, String> {
     let name = wait.name;
     let arg1 = wait.arg(0).unwrap_or(u64::MAX);
+    // A poll or select set without the terminal: what it waits on instead.
+    let elsewhere = |fds: &[WaitFd]| {
+        let first = fds
+            .iter()
+            .find(|fd| fd.watch.is_some_and(|w| w.read))
+            .or(fds.first());
+        match first.and_then(|fd| Some((fd.fd, fd.target.as_deref()?))) {
+            Some((fd, link)) => Class::Parked(format!(
+                "{} waits in {name} on {}, not the terminal",
+                who(),
+                fd_words(pts, fd, link)
+            )),
+            None => Class::Parked(format!("{} is in {name} without the terminal", who())),
+        }
+    };
     let class = match wait.sys {
         Sys::Read | Sys::Write => {
             let Some(link) = wait.fd_target(0) else {
@@ -284,10 +528,10 @@ fn classify_wait(pts: &[u8], wait: &Wait, who: &dyn Fn() -> String) -> Result<Cl
                 });
             }
             let why = format!(
-                "{} is {} fd {arg1} ({})",
+                "{} is {} {}",
                 who(),
                 if reading { "reading" } else { "writing" },
-                String::from_utf8_lossy(link)
+                fd_words(pts, arg1, link)
             );
             Class::OnFile {
                 link: link.to_vec(),
@@ -298,27 +542,27 @@ fn classify_wait(pts: &[u8], wait: &Wait, who: &dyn Fn() -> String) -> Result<Cl
         Sys::Poll if wait.arg(1) == Some(0) => {
             Class::Asleep(format!("{} is sleeping in {name}", who()))
         }
-        Sys::Poll => Class::Input(wait.timeout),
-        Sys::Select => match &wait.fds {
-            // A set too wide to resolve is taken to hold the terminal.
+        // A set that could not be read (too wide, or the program's memory
+        // refused) is taken to hold the terminal.
+        Sys::Poll | Sys::Select => match &wait.fds {
             None => Class::Input(wait.timeout),
-            Some(fds) => {
-                let terminal = fds
-                    .iter()
-                    .any(|fd| fd.target.as_deref().is_some_and(|l| is_terminal(pts, l)));
-                if terminal {
-                    Class::Input(wait.timeout)
-                } else {
-                    Class::Parked(format!("{} is in {name} without the terminal", who()))
-                }
-            }
+            Some(fds) if fds.iter().any(|fd| terminal_input(pts, fd)) => Class::Input(wait.timeout),
+            Some(fds) => elsewhere(fds),
         },
         Sys::Epoll => match wait
             .epoll
             .as_ref()
             .and_then(|set| epoll_has_terminal(pts, set))
         {
-            Some(false) => Class::Parked(format!("{} is in {name} without the terminal", who())),
+            Some(false) => {
+                let watched: Vec<WaitFd> = wait
+                    .epoll
+                    .iter()
+                    .flat_map(|set| set.entries.iter().flatten())
+                    .map(|e| e.fd.clone())
+                    .collect();
+                elsewhere(&watched)
+            }
             // An interest list we cannot read counts as input, as poll's
             // does.
             Some(true) | None => Class::Input(wait.timeout),
@@ -329,22 +573,19 @@ fn classify_wait(pts: &[u8], wait: &Wait, who: &dyn Fn() -> String) -> Result<Cl
             who()
         )),
         Sys::Lock => Class::Parked(format!("{} waits on a lock ({name})", who())),
+        Sys::FileLock => Class::Busy(format!("{} is blocked on a lock ({name})", who())),
         Sys::Signal => Class::Parked(format!("{} waits for a signal ({name})", who())),
         Sys::Elsewhere => Class::Busy(format!("{} is blocked in {name}", who())),
     };
     Ok(class)
 }
 
-/// Whether the epoll `set` (or one nested in it) watches the terminal;
-/// `None` if that cannot be told (the list could not be read, or was cut
-/// before a watched terminal was found).
+/// Whether the epoll `set` (or one nested in it) watches the terminal for
+/// input; `None` if that cannot be told (the list could not be read, or was
+/// cut before a watched terminal was found).
 fn epoll_has_terminal(pts: &[u8], set: &EpollSet) -> Option<bool> {
     for entry in set.entries.as_ref()? {
-        if entry
-            .fd
-            .target
-            .as_deref()
-            .is_some_and(|l| is_terminal(pts, l))
+        if terminal_input(pts, &entry.fd)
             || entry
                 .nested
                 .as_ref()
@@ -402,6 +643,12 @@ fn classify_wchan(buf: &[u8], who: &dyn Fn() -> String) -> Result<Class, String>
             "{} is waiting in {name} for a child outside the foreground group",
             who()
         )),
+        "do_lock_file_wait"
+        | "locks_lock_inode_wait"
+        | "flock_lock_inode_wait"
+        | "posix_lock_inode_wait" => {
+            Class::Busy(format!("{} is blocked on a lock ({name})", who()))
+        }
         "futex_wait_queue" | "futex_wait_queue_me" | "futex_do_wait" | "futex_wait" => {
             Class::Parked(format!("{} waits on a lock ({name})", who()))
         }
@@ -448,7 +695,7 @@ mod tests {
 
     // Canned snapshots of real programs, as procfs reads them.
 
-    use super::procfs::{EpollEntry, WaitFd};
+    use super::procfs::{EpollEntry, Watch};
     use std::collections::HashMap;
     use std::time::Duration;
 
@@ -458,6 +705,10 @@ mod tests {
     struct Canned {
         threads: HashMap<i32, Thread>,
         fds: HashMap<i32, Vec<Vec<u8>>>,
+        /// Unix socket inode -> its peer's.
+        peers: HashMap<u64, u64>,
+        /// FIFOs, as (pid, fd).
+        fifos: Vec<(i32, u64)>,
     }
 
     impl Source for Canned {
@@ -471,6 +722,14 @@ mod tests {
         fn fd_links(&mut self, pid: i32) -> Vec<Vec<u8>> {
             self.fds.get(&pid).cloned().unwrap_or_default()
         }
+
+        fn socket_peer(&mut self, ino: u64) -> Option<u64> {
+            self.peers.get(&ino).copied()
+        }
+
+        fn is_fifo(&mut self, pid: i32, fd: u64) -> bool {
+            self.fifos.contains(&(pid, fd))
+        }
     }
 
     fn member(pid: i32, ppid: i32, comm: &str, tids: &[i32]) -> Member {
@@ -483,10 +742,12 @@ mod tests {
         }
     }
 
+    /// An fd watched for input.
     fn fd(fd: u64, target: &str) -> WaitFd {
         WaitFd {
             fd,
             target: Some(target.as_bytes().to_vec()),
+            watch: Some(Watch::READ),
         }
     }
 
@@ -562,12 +823,20 @@ mod tests {
         threads: Vec<Thread>,
         fds: &[(i32, &[&str])],
     ) -> (Readiness, Wakes) {
-        let canned = &mut Canned {
-            threads: threads.into_iter().map(|t| (t.tid, t)).collect(),
+        let canned = Canned {
             fds: fds
                 .iter()
                 .map(|(pid, links)| (*pid, links.iter().map(|l| l.as_bytes().to_vec()).collect()))
                 .collect(),
+            ..Canned::default()
+        };
+        run_canned(members, threads, canned)
+    }
+
+    fn run_canned(members: &[Member], threads: Vec<Thread>, canned: Canned) -> (Readiness, Wakes) {
+        let canned = &mut Canned {
+            threads: threads.into_iter().map(|t| (t.tid, t)).collect(),
+            ..canned
         };
         verdict(PTS, members, canned)
     }
@@ -597,7 +866,9 @@ mod tests {
         let mut threads = vec![epoll_wait(100, main_set, main_timeout)];
         threads.extend((101..105).map(futex));
         threads.push(epoll_wait(105, helper_set, Timeout::Never));
-        run(&[member(100, 1, "node", &tids)], threads)
+        // libuv's signal pipe: both ends are node's.
+        let fds: &[&str] = &["/dev/pts/5", "pipe:[9001]", "pipe:[9001]"];
+        run_with_fds(&[member(100, 1, "node", &tids)], threads, &[(100, fds)])
     }
 
     #[test]
@@ -656,36 +927,52 @@ mod tests {
             "pselect6",
             &[6, 0x7ffd_0000, 0, 0, 0x7ffd_0100, 0],
         );
-        select.fds = Some(vec![
-            fd(0, "/dev/pts/5"),
-            fd(1, "/dev/pts/5"),
-            fd(2, "/dev/pts/5"),
-            fd(3, "/home/u/.notes.txt.swp"),
-            WaitFd {
-                fd: 4,
-                target: None,
-            },
-            fd(5, "socket:[4242]"),
-        ]);
+        select.fds = Some(vec![fd(0, "/dev/pts/5")]);
         select.timeout = Timeout::After(Duration::from_secs(4));
         let signal = call(Sys::Signal, "rt_sigtimedwait", &[0x7ffd_0200, 0, 0, 8]);
-        let threads = vec![in_call(400, select), in_call(401, signal)];
+        let threads = vec![in_call(400, select.clone()), in_call(401, signal)];
         let (r, wakes) = run(&[member(400, 1, "vim", &[400, 401])], threads);
         assert_eq!(r, Readiness::Waiting);
         assert_eq!(wakes.timer, Some(Duration::from_secs(4)));
         assert!(wakes.may);
-        // The same select without the terminal in the set: parked, and
-        // nothing waits for the terminal.
+        // Its bitmaps unreadable: every fd below nfds, each maybe in the
+        // set. The terminal counts; the socket there is no evidence of a
+        // relay.
+        let maybe = |n: u64, target: Option<&str>| WaitFd {
+            fd: n,
+            target: target.map(|t| t.as_bytes().to_vec()),
+            watch: None,
+        };
+        select.fds = Some(vec![
+            maybe(0, Some("/dev/pts/5")),
+            maybe(1, Some("/dev/pts/5")),
+            maybe(2, Some("/dev/pts/5")),
+            maybe(3, Some("/home/u/.notes.txt.swp")),
+            maybe(4, None),
+            maybe(5, Some("socket:[4242]")),
+        ]);
+        let (r, _) = run(&[member(400, 1, "vim", &[400])], vec![in_call(400, select)]);
+        assert_eq!(r, Readiness::Waiting);
+        // A select of the socket alone: parked, and nothing waits for the
+        // terminal.
         let mut select = call(Sys::Select, "select", &[6, 0x7ffd_0000, 0, 0, 0, 0]);
         select.fds = Some(vec![fd(5, "socket:[4242]")]);
         select.timeout = Timeout::Never;
         let (r, _) = run(&[member(400, 1, "vim", &[400])], vec![in_call(400, select)]);
-        busy_because(&r, "without the terminal");
+        busy_because(&r, "waits in select on a socket (fd 5), not the terminal");
         // A select too wide to resolve is taken to hold the terminal.
         let mut wide = call(Sys::Select, "select", &[1024, 0x7ffd_0000, 0, 0, 0, 0]);
         wide.timeout = Timeout::Never;
         let (r, _) = run(&[member(400, 1, "vim", &[400])], vec![in_call(400, wide)]);
         assert_eq!(r, Readiness::Waiting);
+        // The terminal only in the write set: not waiting for input.
+        let mut select = call(Sys::Select, "select", &[6, 0, 0x7ffd_0000, 0, 0, 0]);
+        select.fds = Some(vec![WaitFd {
+            watch: Some(Watch::WRITE),
+            ..fd(1, "/dev/pts/5")
+        }]);
+        let (r, _) = run(&[member(400, 1, "vim", &[400])], vec![in_call(400, select)]);
+        busy_because(&r, "nothing waits for the terminal");
     }
 
     /// `yes | less`: yes blocked writing the pipe that less holds, less
@@ -703,7 +990,7 @@ mod tests {
         assert!(wakes.may, "a parked member may wake");
         // The same pipe held by no other member: a pipe from outside, busy.
         let (r, _) = run_with_fds(&members, threads(), &[(201, &["/dev/pts/5", "/dev/tty"])]);
-        busy_because(&r, "writing fd 1 (pipe:[777])");
+        busy_because(&r, "writing a pipe (fd 1)");
     }
 
     /// `git commit` waiting in `wait4` for its editor, which reads the
@@ -746,15 +1033,210 @@ mod tests {
         busy_because(&r, "sleeping in poll");
     }
 
-    /// ssh in raw mode: the main thread polls the terminal and its socket.
-    /// Today that reads as waiting for input, as any poll does (a known
-    /// gap: issue 14 is to read the set and call it a relay).
-    #[test]
-    fn ssh_relaying_reads_as_waiting_today() {
-        let mut poll = call(Sys::Poll, "poll", &[0x7ffd_0000, 3, u32::MAX as u64]);
+    fn relay_because(r: &Readiness, what: &str) {
+        match r {
+            Readiness::Relay(why) => assert!(why.contains(what), "{why}"),
+            other => panic!("not a relay: {other:?}"),
+        }
+    }
+
+    /// A poll of `fds` by the main thread of pid 600, for ever.
+    fn polling(name: &'static str, fds: Vec<WaitFd>) -> Thread {
+        let mut poll = call(Sys::Poll, name, &[0x7ffd_0000, fds.len() as u64, u64::MAX]);
+        poll.fds = Some(fds);
         poll.timeout = Timeout::Never;
-        let (r, _) = run(&[member(600, 1, "ssh", &[600])], vec![in_call(600, poll)]);
+        in_call(600, poll)
+    }
+
+    /// ssh in raw mode: the main thread polls the terminal and its socket
+    /// to sshd (whose peer is in no member); stdout watched for room to
+    /// write. What the remote side answers comes through the socket.
+    #[test]
+    fn ssh_relaying_is_a_relay() {
+        let out = WaitFd {
+            watch: Some(Watch::WRITE),
+            ..fd(1, "/dev/pts/5")
+        };
+        let threads = vec![polling(
+            "poll",
+            vec![fd(3, "socket:[9100]"), fd(0, "/dev/pts/5"), out],
+        )];
+        let ssh = [member(600, 1, "ssh", &[600])];
+        let (r, _) = run(&ssh, threads.clone());
+        relay_because(
+            &r,
+            "pid 600 (ssh) waits on the terminal and on a socket (fd 3)",
+        );
+        // Its peer known but held by nobody in the group: a relay too.
+        let canned = Canned {
+            peers: HashMap::from([(9100, 9101)]),
+            ..Canned::default()
+        };
+        let (r, _) = run_canned(&ssh, threads.clone(), canned);
+        relay_because(&r, "socket (fd 3)");
+        // A socketpair whose other end the program holds itself (asyncio's
+        // self-pipe, prompt_toolkit): its own runtime, waiting.
+        let canned = Canned {
+            peers: HashMap::from([(9100, 9101)]),
+            fds: HashMap::from([(600, vec![b"socket:[9101]".to_vec()])]),
+            ..Canned::default()
+        };
+        let (r, _) = run_canned(&ssh, threads.clone(), canned);
         assert_eq!(r, Readiness::Waiting);
+        // The other end held by another member, which is waiting: that
+        // member decides, and it waits.
+        let members = [
+            member(600, 1, "python3", &[600]),
+            member(601, 600, "helper", &[601]),
+        ];
+        let mut both = threads.clone();
+        both.push(read(601, 0, "/dev/pts/5"));
+        let canned = Canned {
+            peers: HashMap::from([(9100, 9101)]),
+            fds: HashMap::from([(601, vec![b"socket:[9101]".to_vec()])]),
+            ..Canned::default()
+        };
+        let (r, _) = run_canned(&members, both, canned);
+        assert_eq!(r, Readiness::Waiting);
+    }
+
+    /// `python3` in `select` on stdin and a socket to a child that left the
+    /// group (the remote side of a relay): read from its bitmaps.
+    #[test]
+    fn select_on_the_terminal_and_a_socket_is_a_relay() {
+        let mut select = call(Sys::Select, "select", &[5, 0x7ffd_0000, 0, 0, 0, 0]);
+        select.fds = Some(vec![fd(0, "/dev/pts/5"), fd(4, "socket:[321]")]);
+        select.timeout = Timeout::Never;
+        let py = [member(600, 1, "python3", &[600])];
+        let (r, wakes) = run(&py, vec![in_call(600, select.clone())]);
+        relay_because(
+            &r,
+            "pid 600 (python3) waits on the terminal and on a socket (fd 4)",
+        );
+        assert_eq!(wakes, Wakes::default());
+        // Only the terminal in the set (the socket open but not selected):
+        // waiting for input.
+        select.fds = Some(vec![fd(0, "/dev/pts/5")]);
+        let (r, _) = run(&py, vec![in_call(600, select)]);
+        assert_eq!(r, Readiness::Waiting);
+    }
+
+    /// `subprocess` piping a child that left the group: the pollfd array
+    /// holds the terminal and the pipe's read end.
+    #[test]
+    fn poll_on_the_terminal_and_a_pipe_is_a_relay() {
+        let threads = vec![polling(
+            "ppoll",
+            vec![fd(0, "/dev/pts/5"), fd(5, "pipe:[4040]")],
+        )];
+        let prog = [member(600, 1, "prog", &[600])];
+        let (r, _) = run(&prog, threads.clone());
+        relay_because(&r, "on a pipe (fd 5)");
+        // A self-pipe: both ends in the process (a signal handler's wake-up).
+        let own: &[&str] = &["/dev/pts/5", "pipe:[4040]", "pipe:[4040]"];
+        let (r, _) = run_with_fds(&prog, threads.clone(), &[(600, own)]);
+        assert_eq!(r, Readiness::Waiting);
+        // A FIFO is a pipe; a regular file is nothing.
+        let fifo = vec![polling(
+            "poll",
+            vec![fd(0, "/dev/pts/5"), fd(6, "/tmp/answers")],
+        )];
+        let canned = Canned {
+            fifos: vec![(600, 6)],
+            ..Canned::default()
+        };
+        let (r, _) = run_canned(&prog, fifo.clone(), canned);
+        relay_because(&r, "fd 6 (/tmp/answers)");
+        let (r, _) = run(&prog, fifo);
+        assert_eq!(r, Readiness::Waiting);
+        // Runtime fds (eventfd, timerfd, signalfd, inotify) are nothing.
+        let runtime = vec![polling(
+            "poll",
+            vec![
+                fd(0, "/dev/pts/5"),
+                fd(7, "anon_inode:[eventfd]"),
+                fd(8, "anon_inode:[timerfd]"),
+                fd(9, "anon_inode:[signalfd]"),
+                fd(10, "anon_inode:inotify"),
+            ],
+        )];
+        let (r, _) = run(&prog, runtime);
+        assert_eq!(r, Readiness::Waiting);
+    }
+
+    /// `script -qc bash` (and a nested tmux's client, an emulator): epoll
+    /// on the terminal and a pty master.
+    #[test]
+    fn epoll_on_the_terminal_and_a_pty_master_is_a_relay() {
+        let set = epoll(
+            4,
+            vec![
+                watched(0, "/dev/pts/5"),
+                watched(3, "/dev/ptmx"),
+                watched(5, "anon_inode:[signalfd]"),
+            ],
+        );
+        let threads = vec![epoll_wait(600, set, Timeout::Never)];
+        let (r, _) = run(&[member(600, 1, "script", &[600])], threads);
+        relay_because(&r, "on a pty master (fd 3)");
+        // Another terminal counts too.
+        let set = epoll(4, vec![watched(0, "/dev/pts/5"), watched(3, "/dev/pts/9")]);
+        let threads = vec![epoll_wait(600, set, Timeout::Never)];
+        let (r, _) = run(&[member(600, 1, "prog", &[600])], threads);
+        relay_because(&r, "another terminal (fd 3, /dev/pts/9)");
+    }
+
+    /// Go (`docker exec -it`, `kubectl exec -it`): a thread reads the
+    /// terminal, the netpoller's thread waits in epoll on the connection.
+    #[test]
+    fn a_helper_on_a_connection_makes_a_relay() {
+        let set = epoll(
+            4,
+            vec![
+                watched(5, "anon_inode:[eventfd]"),
+                watched(7, "socket:[55]"),
+            ],
+        );
+        let members = [member(700, 1, "docker", &[700, 701, 702])];
+        let threads = vec![
+            futex(700),
+            read(701, 0, "/dev/pts/5"),
+            epoll_wait(702, set, Timeout::Never),
+        ];
+        let (r, _) = run(&members, threads);
+        relay_because(
+            &r,
+            "pid 700 (docker) thread 702 waits on a socket (fd 7) while the terminal is read",
+        );
+    }
+
+    /// `python3` blocked in `fcntl(F_SETLKW)` (or `lockf`, `flock`) on a
+    /// lock another process holds: busy, with the reason.
+    #[test]
+    fn a_file_lock_is_busy() {
+        let py = [member(900, 1, "python3", &[900])];
+        for name in ["fcntl", "flock"] {
+            let lock = call(Sys::FileLock, name, &[3, 7, 0x7ffd_0000]);
+            let (r, wakes) = run(&py, vec![in_call(900, lock)]);
+            busy_because(
+                &r,
+                &format!("pid 900 (python3) is blocked on a lock ({name})"),
+            );
+            assert_eq!(wakes, Wakes::MAYBE);
+        }
+        // A helper thread on a lock is parked, as on any other wait.
+        let lock = call(Sys::FileLock, "fcntl", &[3, 7, 0x7ffd_0000]);
+        let two = [member(900, 1, "python3", &[900, 901])];
+        let (r, _) = run(&two, vec![read(900, 0, "/dev/pts/5"), in_call(901, lock)]);
+        assert_eq!(r, Readiness::Waiting);
+    }
+
+    /// Reading a socket with no terminal in sight: busy, said so.
+    #[test]
+    fn a_read_of_a_socket_says_so() {
+        let prog = [member(600, 1, "curl", &[600])];
+        let (r, _) = run(&prog, vec![read(600, 3, "socket:[77]")]);
+        busy_because(&r, "pid 600 (curl) is reading a socket (fd 3)");
     }
 
     #[test]
@@ -820,16 +1302,19 @@ mod tests {
             matches!(&r, Readiness::Unknown(why) if why.contains("cannot read its system call") && why.contains("io_schedule")),
             "{r:?}"
         );
-        // An unlisted call (flock's neighbour fcntl) falls to wchan too.
-        let unlisted = Thread {
+        // An unlisted call falls to wchan too: a file lock is busy, an
+        // unknown kernel function unknown.
+        let unlisted = |wchan: &str| Thread {
             tid: 800,
             state: b'S',
-            syscall: Syscall::Unlisted(72),
-            wchan: Wchan::Function("locks_lock_inode_wait".into()),
+            syscall: Syscall::Unlisted(100_000),
+            wchan: Wchan::Function(wchan.into()),
         };
-        let (r, _) = run(&prog, vec![unlisted]);
+        let (r, _) = run(&prog, vec![unlisted("do_lock_file_wait")]);
+        busy_because(&r, "is blocked on a lock (do_lock_file_wait)");
+        let (r, _) = run(&prog, vec![unlisted("io_schedule")]);
         assert!(
-            matches!(&r, Readiness::Unknown(why) if why.contains("system call 72")),
+            matches!(&r, Readiness::Unknown(why) if why.contains("system call 100000")),
             "{r:?}"
         );
         // A thread that exited between the listing and the read.

@@ -6,8 +6,10 @@
 //! can be tested on canned snapshots.
 //!
 //! Every read is bounded (files at [`MAX_PROC_FILE`], process walks at
-//! [`MAX_PROCS`], fd sets at [`MAX_SELECT_NFDS`] and [`MAX_EPOLL_FDS`]) and
-//! none blocks: `/proc` files are generated on open.
+//! [`MAX_PROCS`], fd sets at [`MAX_SELECT_NFDS`], [`MAX_POLL_FDS`],
+//! [`MAX_WAIT_FDS`] and [`MAX_EPOLL_FDS`]) and none blocks: `/proc` files are
+//! generated on open, and the one question asked elsewhere (a Unix socket's
+//! peer, [`socket_peer`]) is answered by the kernel within the request.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -23,9 +25,17 @@ use crate::procstat;
 pub(crate) const MAX_PROCS: usize = 4096;
 /// Epoll interest-list entries read, over all nested sets.
 pub(crate) const MAX_EPOLL_FDS: usize = 256;
-/// `select` sets wider than this are not resolved fd by fd (see
-/// [`Wait::fds`]).
-pub(crate) const MAX_SELECT_NFDS: u64 = 64;
+/// `select` sets wider than this are not read (`FD_SETSIZE`: glibc's
+/// `fd_set` holds no more); see [`Wait::fds`].
+pub(crate) const MAX_SELECT_NFDS: u64 = 1024;
+/// Where a `select`'s bitmaps cannot be read, every fd below `nfds` is
+/// resolved instead, up to this `nfds`.
+pub(crate) const MAX_SELECT_GUESS: u64 = 64;
+/// `poll` arrays longer than this are not read (8 bytes an entry).
+pub(crate) const MAX_POLL_FDS: u64 = 1024;
+/// Fds of one `select` or `poll` set resolved through `/proc/PID/fd`; a set
+/// with more is not resolved (see [`Wait::fds`]).
+pub(crate) const MAX_WAIT_FDS: usize = 64;
 /// Bytes read from one `/proc` file; `stat` and `syscall` are far smaller,
 /// `children` and `fdinfo` of huge sets are cut (and then decided leniently).
 pub(crate) const MAX_PROC_FILE: usize = 64 * 1024;
@@ -329,10 +339,13 @@ pub(crate) struct Wait {
     /// The six arguments (`None` where one does not parse).
     pub args: [Option<u64>; 6],
     /// The fds it waits on, each resolved through `/proc/PID/fd`: the fd of
-    /// a read or a write (`args[0]`); every fd below `nfds` of a select, if
-    /// `nfds` is at most [`MAX_SELECT_NFDS`]. `None` where the set was not
-    /// read: a wider select, a poll (its array is in the program's memory),
-    /// any other call.
+    /// a read or a write (`args[0]`); the fds in a select's three sets (its
+    /// bitmaps, read from the program's memory) or in a poll's array, with
+    /// what each is watched for. Where a select's bitmaps cannot be read,
+    /// every fd below `nfds` (up to [`MAX_SELECT_GUESS`]), each with
+    /// `watch: None`. `None` where the set was not read: a set too wide
+    /// ([`MAX_SELECT_NFDS`], [`MAX_POLL_FDS`], more than [`MAX_WAIT_FDS`]
+    /// fds in it), a poll array that cannot be read, any other call.
     pub fds: Option<Vec<WaitFd>>,
     /// An epoll wait's interest list (`args[0]` is the epoll fd).
     pub epoll: Option<EpollSet>,
@@ -361,6 +374,41 @@ pub(crate) struct WaitFd {
     /// `socket:[456]`, `anon_inode:[eventpoll]`, ...; `None` if the fd is
     /// closed (or the link cannot be read).
     pub target: Option<Vec<u8>>,
+    /// What the wait watches it for; `None` where that is not known (a
+    /// select whose bitmaps could not be read: the fd may not be in the set
+    /// at all).
+    pub watch: Option<Watch>,
+}
+
+/// What a wait watches one fd for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Watch {
+    /// Input (`POLLIN`/`POLLPRI`, select's read or except set, `EPOLLIN`):
+    /// what comes in on it may wake the wait.
+    pub read: bool,
+    /// Room to write (`POLLOUT`, select's write set, `EPOLLOUT`).
+    pub write: bool,
+}
+
+impl Watch {
+    pub const READ: Watch = Watch {
+        read: true,
+        write: false,
+    };
+    pub const WRITE: Watch = Watch {
+        read: false,
+        write: true,
+    };
+
+    /// From `poll`'s (or epoll's, which has the same low bits) event mask.
+    pub fn of_poll_events(events: u32) -> Watch {
+        // POLLIN, POLLPRI, POLLRDNORM, POLLRDBAND; POLLOUT, POLLWRNORM,
+        // POLLWRBAND (the same bits in epoll).
+        Watch {
+            read: events & (0x1 | 0x2 | 0x40 | 0x80) != 0,
+            write: events & (0x4 | 0x100 | 0x200) != 0,
+        }
+    }
 }
 
 /// An epoll interest list, from `/proc/PID/fdinfo/EPFD` (`tfd:` lines).
@@ -473,24 +521,116 @@ pub(crate) fn decode_syscall(buf: &[u8], fill: impl FnOnce(&mut Wait)) -> Syscal
 }
 
 /// Fill in what `wait` of process `pid` waits on: its fds, interest list and
-/// timeout.
+/// timeout. The program's memory (for a poll array, select bitmaps and
+/// timeouts) is opened once, when first needed.
 fn read_wait_set(pid: i32, wait: &mut Wait) {
     let arg1 = wait.arg(0).unwrap_or(u64::MAX);
-    let resolve = |fd: u64| WaitFd {
+    let resolve = |fd: u64, watch: Option<Watch>| WaitFd {
         fd,
         target: fd_link(pid, fd),
+        watch,
     };
+    let memory = std::cell::OnceCell::new();
+    let mem = || memory.get_or_init(|| Memory::open(pid)).as_ref();
     match wait.sys {
-        Sys::Read | Sys::Write => wait.fds = Some(vec![resolve(arg1)]),
+        Sys::Read => wait.fds = Some(vec![resolve(arg1, Some(Watch::READ))]),
+        Sys::Write => wait.fds = Some(vec![resolve(arg1, Some(Watch::WRITE))]),
         Sys::Select if arg1 <= MAX_SELECT_NFDS => {
-            wait.fds = Some((0..arg1).map(resolve).collect());
+            let sets = [wait.arg(1), wait.arg(2), wait.arg(3)];
+            wait.fds = match mem().and_then(|m| select_sets(m, arg1, sets)) {
+                Some(set) if set.len() <= MAX_WAIT_FDS => Some(
+                    set.into_iter()
+                        .map(|(fd, watch)| resolve(fd, Some(watch)))
+                        .collect(),
+                ),
+                Some(_) => None,
+                None if arg1 <= MAX_SELECT_GUESS => {
+                    Some((0..arg1).map(|fd| resolve(fd, None)).collect())
+                }
+                None => None,
+            };
+        }
+        Sys::Poll if wait.arg(1).is_some_and(|n| n > 0 && n <= MAX_POLL_FDS) => {
+            let (addr, n) = (wait.arg(0).unwrap_or(0), wait.arg(1).unwrap_or(0));
+            let mut bytes = vec![0u8; n as usize * 8];
+            wait.fds = mem()
+                .and_then(|m| m.read(addr, &mut bytes))
+                .map(|()| decode_pollfds(&bytes))
+                .filter(|set| set.len() <= MAX_WAIT_FDS)
+                .map(|set| {
+                    set.into_iter()
+                        .map(|(fd, watch)| resolve(fd, Some(watch)))
+                        .collect()
+                });
         }
         Sys::Epoll => wait.epoll = Some(epoll_set(pid, arg1, &mut 0)),
         _ => {}
     }
     if matches!(wait.sys, Sys::Poll | Sys::Select | Sys::Epoll) {
-        wait.timeout = timeout_of(pid, wait.name, &|i| wait.arg(i));
+        wait.timeout = timeout_of(&mem, wait.name, &|i| wait.arg(i));
     }
+}
+
+/// The fds in a `select`'s three sets (`fd_set` bitmaps at the addresses in
+/// `sets`: read, write, except; NULL for none), below `nfds`, in order:
+/// with what each is watched for (the except set, out-of-band data, counts
+/// as input).
+fn select_sets(mem: &Memory, nfds: u64, sets: [Option<u64>; 3]) -> Option<Vec<(u64, Watch)>> {
+    // Whole 64-bit words, as the kernel reads them.
+    let len = nfds.div_ceil(64) as usize * 8;
+    let mut bitmaps = [Vec::new(), Vec::new(), Vec::new()];
+    for (bitmap, addr) in bitmaps.iter_mut().zip(sets) {
+        match addr? {
+            0 => {}
+            addr => {
+                bitmap.resize(len, 0);
+                mem.read(addr, bitmap)?;
+            }
+        }
+    }
+    let [read, write, except] = &bitmaps;
+    Some(decode_fd_sets(nfds, read, write, except))
+}
+
+/// The fds set in `select` bitmaps (little- or big-endian words as the
+/// machine has them: bit `fd % 64` of word `fd / 64`), below `nfds`; an empty
+/// slice is a NULL set.
+pub(crate) fn decode_fd_sets(
+    nfds: u64,
+    read: &[u8],
+    write: &[u8],
+    except: &[u8],
+) -> Vec<(u64, Watch)> {
+    let bit = |bitmap: &[u8], fd: u64| {
+        let word = (fd / 64) as usize * 8;
+        bitmap
+            .get(word..word + 8)
+            .and_then(|w| w.try_into().ok())
+            .is_some_and(|w: [u8; 8]| u64::from_ne_bytes(w) & (1 << (fd % 64)) != 0)
+    };
+    (0..nfds)
+        .filter_map(|fd| {
+            let watch = Watch {
+                read: bit(read, fd) || bit(except, fd),
+                write: bit(write, fd),
+            };
+            (watch != Watch::default()).then_some((fd, watch))
+        })
+        .collect()
+}
+
+/// The entries of a `poll` array (`struct pollfd`: an int fd, short events,
+/// short revents): the fds it watches (a negative fd is skipped, as poll
+/// does) with their events.
+pub(crate) fn decode_pollfds(bytes: &[u8]) -> Vec<(u64, Watch)> {
+    bytes
+        .chunks_exact(8)
+        .filter_map(|entry| {
+            let fd = i32::from_ne_bytes(entry[..4].try_into().ok()?);
+            let events = u16::from_ne_bytes(entry[4..6].try_into().ok()?);
+            (fd >= 0).then(|| (fd as u64, Watch::of_poll_events(u32::from(events))))
+        })
+        .collect()
 }
 
 /// The interest list of epoll fd `epfd` of `pid`, nested sets followed;
@@ -506,7 +646,7 @@ fn epoll_set(pid: i32, epfd: u64, budget: &mut usize) -> EpollSet {
         return set;
     }
     let mut entries = Vec::new();
-    for tfd in parse_epoll_fds(&buf) {
+    for (tfd, events) in parse_epoll_entries(&buf) {
         *budget += 1;
         if *budget > MAX_EPOLL_FDS {
             set.truncated = true;
@@ -515,6 +655,7 @@ fn epoll_set(pid: i32, epfd: u64, budget: &mut usize) -> EpollSet {
         let fd = WaitFd {
             fd: tfd,
             target: fd_link(pid, tfd),
+            watch: Some(Watch::of_poll_events(events)),
         };
         let nested = (fd.target.as_deref() == Some(b"anon_inode:[eventpoll]") && tfd != epfd)
             .then(|| epoll_set(pid, tfd, budget));
@@ -531,11 +672,30 @@ fn epoll_set(pid: i32, epfd: u64, budget: &mut usize) -> EpollSet {
 }
 
 /// The watched fds of an epoll `fdinfo` file (its `tfd:` lines).
+#[cfg(test)]
 pub(crate) fn parse_epoll_fds(buf: &[u8]) -> Vec<u64> {
+    parse_epoll_entries(buf)
+        .into_iter()
+        .map(|(fd, _)| fd)
+        .collect()
+}
+
+/// The watched fds of an epoll `fdinfo` file (its `tfd:` lines), each with
+/// its event mask (`events:`, in hex).
+pub(crate) fn parse_epoll_entries(buf: &[u8]) -> Vec<(u64, u32)> {
     String::from_utf8_lossy(buf)
         .lines()
         .filter_map(|line| line.strip_prefix("tfd:"))
-        .filter_map(|tfd| tfd.split_ascii_whitespace().next()?.parse().ok())
+        .filter_map(|rest| {
+            let mut words = rest.split_ascii_whitespace();
+            let fd = words.next()?.parse().ok()?;
+            // Unknown events count as input, the likeliest.
+            let events = match (words.next(), words.next()) {
+                (Some("events:"), Some(hex)) => u32::from_str_radix(hex, 16).unwrap_or(1),
+                _ => 1,
+            };
+            Some((fd, events))
+        })
         .collect()
 }
 
@@ -556,11 +716,111 @@ pub(crate) fn fd_links(pid: i32) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// The timeout of a wait in system call `name` of process `pid`, from its
-/// arguments (`arg(i)`, counted from 0): an int of milliseconds (negative
-/// waits for ever), or a pointer to a `timespec` (`timeval` for `select`)
-/// in the program's memory (NULL waits for ever).
-fn timeout_of(pid: i32, name: &str, arg: &dyn Fn(usize) -> Option<u64>) -> Timeout {
+/// Whether fd `fd` of `pid` is a FIFO (its link is only a path: `stat`
+/// through it tells). False if it cannot be told.
+pub(crate) fn is_fifo(pid: i32, fd: u64) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// The inode of the peer of the Unix socket with inode `ino` (a
+/// `socket:[INO]` link), asked of the kernel's socket diagnostics
+/// (`NETLINK_SOCK_DIAG`, `UDIAG_SHOW_PEER`: what `ss -x` shows, no privilege
+/// needed). `None` for a socket that is not a connected Unix socket (TCP, a
+/// listening socket), or where the kernel does not say (no `unix_diag`, or
+/// another network namespace).
+pub(crate) fn socket_peer(ino: u64) -> Option<u64> {
+    use rustix::net::{netlink, AddressFamily, RecvFlags, SendFlags, SocketType};
+    const SOCK_DIAG_BY_FAMILY: u16 = 20;
+    const NLM_F_REQUEST: u16 = 1;
+    const NLMSG_ERROR: u16 = 2;
+    const UDIAG_SHOW_PEER: u32 = 4;
+    const UNIX_DIAG_PEER: u16 = 2;
+    let ino = u32::try_from(ino).ok()?;
+    let sock = rustix::net::socket(
+        AddressFamily::NETLINK,
+        SocketType::DGRAM,
+        Some(netlink::SOCK_DIAG),
+    )
+    .ok()?;
+    // struct nlmsghdr, then struct unix_diag_req.
+    let mut req = Vec::with_capacity(40);
+    req.extend_from_slice(&40u32.to_ne_bytes());
+    req.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+    req.extend_from_slice(&NLM_F_REQUEST.to_ne_bytes());
+    req.extend_from_slice(&1u32.to_ne_bytes()); // sequence
+    req.extend_from_slice(&0u32.to_ne_bytes()); // port: the kernel
+    req.extend_from_slice(&[1, 0, 0, 0]); // AF_UNIX, protocol, padding
+    req.extend_from_slice(&u32::MAX.to_ne_bytes()); // every state
+    req.extend_from_slice(&ino.to_ne_bytes());
+    req.extend_from_slice(&UDIAG_SHOW_PEER.to_ne_bytes());
+    req.extend_from_slice(&[0xff; 8]); // no cookie
+    rustix::net::send(&sock, &req, SendFlags::empty()).ok()?;
+    // The answer is queued before send returns.
+    let mut buf = [0u8; 512];
+    let (n, _) = rustix::net::recv(&sock, &mut buf, RecvFlags::DONTWAIT).ok()?;
+    decode_diag_peer(buf.get(..n)?, NLMSG_ERROR, UNIX_DIAG_PEER)
+}
+
+/// The peer inode in a `unix_diag` answer (a `nlmsghdr`, a
+/// `unix_diag_msg`, then attributes).
+fn decode_diag_peer(msg: &[u8], error: u16, peer_attr: u16) -> Option<u64> {
+    let u16_at = |i: usize| Some(u16::from_ne_bytes(msg.get(i..i + 2)?.try_into().ok()?));
+    let u32_at = |i: usize| Some(u32::from_ne_bytes(msg.get(i..i + 4)?.try_into().ok()?));
+    let len = (u32_at(0)? as usize).min(msg.len());
+    if u16_at(4)? == error {
+        return None;
+    }
+    // 16 bytes of header, 16 of unix_diag_msg; attributes 4-aligned.
+    let mut at = 32;
+    while at + 4 <= len {
+        let (alen, kind) = (u16_at(at)? as usize, u16_at(at + 2)?);
+        if alen < 4 {
+            return None;
+        }
+        if kind == peer_attr && alen >= 8 {
+            return u32_at(at + 4).map(u64::from);
+        }
+        at += alen.div_ceil(4) * 4;
+    }
+    None
+}
+
+/// A 64-bit process's memory, through `/proc/PID/mem` (the same ptrace
+/// access as its `syscall` file). A 32-bit program's structures are laid
+/// out otherwise: its ELF class says, and it is not read.
+struct Memory(File);
+
+impl Memory {
+    fn open(pid: i32) -> Option<Memory> {
+        use std::os::unix::fs::FileExt;
+        let mut ident = [0u8; 5];
+        File::open(format!("/proc/{pid}/exe"))
+            .ok()?
+            .read_exact_at(&mut ident, 0)
+            .ok()?;
+        if ident[..4] != *b"\x7fELF" || ident[4] != 2 {
+            return None;
+        }
+        File::open(format!("/proc/{pid}/mem")).ok().map(Memory)
+    }
+
+    /// Fill `buf` from address `addr`; `None` if it cannot be read whole.
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Option<()> {
+        use std::os::unix::fs::FileExt;
+        self.0.read_exact_at(buf, addr).ok()
+    }
+}
+
+/// The timeout of a wait in system call `name`, from its arguments
+/// (`arg(i)`, counted from 0): an int of milliseconds (negative waits for
+/// ever), or a pointer to a `timespec` (`timeval` for `select`) in the
+/// program's memory (NULL waits for ever).
+fn timeout_of<'m>(
+    mem: &dyn Fn() -> Option<&'m Memory>,
+    name: &str,
+    arg: &dyn Fn(usize) -> Option<u64>,
+) -> Timeout {
     let millis = |i: usize| match arg(i).map(|t| t as u32 as i32) {
         None => Timeout::Unknown,
         Some(t) if t < 0 => Timeout::Never,
@@ -569,7 +829,9 @@ fn timeout_of(pid: i32, name: &str, arg: &dyn Fn(usize) -> Option<u64>) -> Timeo
     let pointer = |i: usize, micros: bool| match arg(i) {
         None => Timeout::Unknown,
         Some(0) => Timeout::Never,
-        Some(addr) => read_timeout(pid, addr, micros).map_or(Timeout::Unknown, Timeout::After),
+        Some(addr) => mem()
+            .and_then(|m| read_timeout(m, addr, micros))
+            .map_or(Timeout::Unknown, Timeout::After),
     };
     match name {
         "poll" => millis(2),
@@ -582,23 +844,11 @@ fn timeout_of(pid: i32, name: &str, arg: &dyn Fn(usize) -> Option<u64>) -> Timeo
     }
 }
 
-/// A `timespec` (or, with `micros`, a `timeval`) of a 64-bit process at
-/// `addr`, read through `/proc/PID/mem` (the same ptrace access as its
-/// `syscall` file). `None` if it cannot be read or makes no sense.
-fn read_timeout(pid: i32, addr: u64, micros: bool) -> Option<Duration> {
-    use std::os::unix::fs::FileExt;
-    // A 32-bit program's structures are smaller: its ELF class says.
-    let mut ident = [0u8; 5];
-    File::open(format!("/proc/{pid}/exe"))
-        .ok()?
-        .read_exact_at(&mut ident, 0)
-        .ok()?;
-    if ident[..4] != *b"\x7fELF" || ident[4] != 2 {
-        return None;
-    }
-    let mem = File::open(format!("/proc/{pid}/mem")).ok()?;
+/// A `timespec` (or, with `micros`, a `timeval`) at `addr`. `None` if it
+/// cannot be read or makes no sense.
+fn read_timeout(mem: &Memory, addr: u64, micros: bool) -> Option<Duration> {
     let mut b = [0u8; 16];
-    mem.read_exact_at(&mut b, addr).ok()?;
+    mem.read(addr, &mut b)?;
     let sec = i64::from_ne_bytes(b[..8].try_into().ok()?);
     let frac = i64::from_ne_bytes(b[8..].try_into().ok()?);
     let nanos = if micros {
@@ -629,9 +879,13 @@ pub(crate) enum Sys {
     Sleep,
     Wait,
     Lock,
+    /// A file lock held by another process: `fcntl` (only `F_SETLKW` and
+    /// `F_OFD_SETLKW` block, and glibc's `lockf` is one of them) or `flock`
+    /// without `LOCK_NB`.
+    FileLock,
     Signal,
-    /// Waiting on something that is not input: a connection, a file lock,
-    /// the other end of a FIFO being opened.
+    /// Waiting on something that is not input: a connection, the other end
+    /// of a FIFO being opened.
     Elsewhere,
 }
 
@@ -681,7 +935,8 @@ mod table {
             42 => (Elsewhere, "connect"),
             43 => (Elsewhere, "accept"),
             288 => (Elsewhere, "accept4"),
-            73 => (Elsewhere, "flock"),
+            72 => (FileLock, "fcntl"),
+            73 => (FileLock, "flock"),
             2 => (Elsewhere, "open"),
             257 => (Elsewhere, "openat"),
             437 => (Elsewhere, "openat2"),
@@ -729,7 +984,8 @@ mod table {
             202 => (Elsewhere, "accept"),
             242 => (Elsewhere, "accept4"),
             203 => (Elsewhere, "connect"),
-            32 => (Elsewhere, "flock"),
+            25 => (FileLock, "fcntl"),
+            32 => (FileLock, "flock"),
             56 => (Elsewhere, "openat"),
             437 => (Elsewhere, "openat2"),
             _ => return None,
@@ -762,6 +1018,8 @@ mod tests {
             assert_eq!(name(230), Some("clock_nanosleep"));
             assert_eq!(name(202), Some("futex"));
             assert_eq!(name(61), Some("wait4"));
+            assert_eq!(syscall_kind(72), Some((Sys::FileLock, "fcntl")));
+            assert_eq!(syscall_kind(73), Some((Sys::FileLock, "flock")));
         }
         #[cfg(target_arch = "aarch64")]
         {
@@ -771,6 +1029,8 @@ mod tests {
             assert_eq!(name(115), Some("clock_nanosleep"));
             assert_eq!(name(98), Some("futex"));
             assert_eq!(name(260), Some("wait4"));
+            assert_eq!(syscall_kind(25), Some((Sys::FileLock, "fcntl")));
+            assert_eq!(syscall_kind(32), Some((Sys::FileLock, "flock")));
         }
         assert_eq!(name(-1), None);
         assert_eq!(name(100_000), None);
@@ -810,6 +1070,193 @@ tfd:        0 events:       19 data:                0  pos:0 ino:3 sdev:19\n\
 tfd:       12 events:       19 data:                c  pos:0 ino:2a sdev:e\n";
         assert_eq!(parse_epoll_fds(fdinfo), vec![0, 12]);
         assert!(parse_epoll_fds(b"pos:\t0\n").is_empty());
+    }
+
+    #[test]
+    fn select_bitmaps_decode() {
+        // fds 0 and 5 to read, 1 to write, 70 out-of-band (second word).
+        let mut read = vec![0u8; 16];
+        read[..8].copy_from_slice(&(1u64 | 1 << 5).to_ne_bytes());
+        let mut write = vec![0u8; 16];
+        write[..8].copy_from_slice(&(1u64 << 1).to_ne_bytes());
+        let mut except = vec![0u8; 16];
+        except[8..].copy_from_slice(&(1u64 << 6).to_ne_bytes());
+        assert_eq!(
+            decode_fd_sets(71, &read, &write, &except),
+            vec![
+                (0, Watch::READ),
+                (1, Watch::WRITE),
+                (5, Watch::READ),
+                (70, Watch::READ)
+            ]
+        );
+        // Bits at or above nfds do not count; a NULL set is empty.
+        assert_eq!(decode_fd_sets(5, &read, &[], &[]), vec![(0, Watch::READ)]);
+        assert!(decode_fd_sets(64, &[], &[], &[]).is_empty());
+    }
+
+    #[test]
+    fn a_poll_array_decodes() {
+        let entry = |fd: i32, events: u16| {
+            let mut e = fd.to_ne_bytes().to_vec();
+            e.extend_from_slice(&events.to_ne_bytes());
+            e.extend_from_slice(&0u16.to_ne_bytes());
+            e
+        };
+        // POLLIN on 0, POLLOUT on 1, a skipped -1, POLLIN|POLLPRI on 4, and
+        // an fd watched for hang-up alone.
+        let bytes = [
+            entry(0, 0x1),
+            entry(1, 0x4),
+            entry(-1, 0x1),
+            entry(4, 0x3),
+            entry(7, 0),
+        ]
+        .concat();
+        assert_eq!(
+            decode_pollfds(&bytes),
+            vec![
+                (0, Watch::READ),
+                (1, Watch::WRITE),
+                (4, Watch::READ),
+                (7, Watch::default())
+            ]
+        );
+        // A cut entry is ignored.
+        assert_eq!(decode_pollfds(&bytes[..12]), vec![(0, Watch::READ)]);
+    }
+
+    #[test]
+    fn epoll_fdinfo_gives_each_target_its_events() {
+        let fdinfo =
+            b"tfd:        0 events:       19 data:                0  pos:0 ino:3 sdev:19\n\
+tfd:        5 events:        4 data:                0  pos:0 ino:3 sdev:19\n\
+tfd:        6\n";
+        assert_eq!(parse_epoll_entries(fdinfo), vec![(0, 0x19), (5, 4), (6, 1)]);
+        assert_eq!(Watch::of_poll_events(0x19), Watch::READ);
+        assert_eq!(Watch::of_poll_events(4), Watch::WRITE);
+    }
+
+    #[test]
+    fn a_diag_answer_gives_the_peer() {
+        // What the kernel answered for one end of a socketpair.
+        let mut msg = Vec::new();
+        msg.extend_from_slice(&48u32.to_ne_bytes());
+        msg.extend_from_slice(&20u16.to_ne_bytes());
+        msg.extend_from_slice(&[0; 10]);
+        msg.extend_from_slice(&[1, 1, 1, 0]);
+        msg.extend_from_slice(&511_961u32.to_ne_bytes());
+        msg.extend_from_slice(&[0; 8]);
+        // An attribute of 5 bytes (padded to 8), then the peer.
+        msg.extend_from_slice(&5u16.to_ne_bytes());
+        msg.extend_from_slice(&6u16.to_ne_bytes());
+        msg.extend_from_slice(&[0; 4]);
+        msg.extend_from_slice(&8u16.to_ne_bytes());
+        msg.extend_from_slice(&2u16.to_ne_bytes());
+        msg.extend_from_slice(&511_962u32.to_ne_bytes());
+        let len = msg.len() as u32;
+        msg[..4].copy_from_slice(&len.to_ne_bytes());
+        assert_eq!(decode_diag_peer(&msg, 2, 2), Some(511_962));
+        // An error answer, a cut one.
+        let mut error = msg.clone();
+        error[4..6].copy_from_slice(&2u16.to_ne_bytes());
+        assert_eq!(decode_diag_peer(&error, 2, 2), None);
+        assert_eq!(decode_diag_peer(&msg[..40], 2, 2), None);
+    }
+
+    fn inode(link: &[u8]) -> u64 {
+        let text = String::from_utf8_lossy(link);
+        text.trim_start_matches("socket:[")
+            .trim_end_matches(']')
+            .parse()
+            .expect("a socket link")
+    }
+
+    /// The kernel names the two ends of a socketpair as each other's peer.
+    #[test]
+    fn a_real_socketpair_has_its_peer() {
+        use std::os::fd::AsRawFd;
+        let (a, b) = std::os::unix::net::UnixStream::pair().expect("socketpair");
+        let me = std::process::id() as i32;
+        let ino_a = inode(&fd_link(me, a.as_raw_fd() as u64).expect("link"));
+        let ino_b = inode(&fd_link(me, b.as_raw_fd() as u64).expect("link"));
+        assert_eq!(socket_peer(ino_a), Some(ino_b));
+        assert_eq!(socket_peer(ino_b), Some(ino_a));
+        // A listening socket has none.
+        let dir = std::env::temp_dir().join(format!("ws-peer-{me}"));
+        let _ = std::fs::remove_file(&dir);
+        let listener = std::os::unix::net::UnixListener::bind(&dir).expect("bind");
+        let ino_l = inode(&fd_link(me, listener.as_raw_fd() as u64).expect("link"));
+        assert_eq!(socket_peer(ino_l), None);
+        let _ = std::fs::remove_file(&dir);
+    }
+
+    /// A real program's select and poll sets are read from its memory.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    #[test]
+    fn a_real_wait_set_is_read() {
+        use std::process::{Command, Stdio};
+        // fd 3 a socket with nothing to read, fd 5 one whose buffer is full
+        // (never writable), stdin a pipe nobody writes.
+        let script = "import select,socket,sys\n\
+a,b=socket.socketpair()\n\
+c,d=socket.socketpair()\n\
+c.setblocking(False)\n\
+try:\n while True: c.send(b'x'*4096)\n\
+except BlockingIOError: pass\n\
+if sys.argv[1]=='select': select.select([0,a],[c],[],30)\n\
+else:\n p=select.poll(); p.register(0,select.POLLIN); p.register(a,select.POLLIN|select.POLLPRI); p.register(c,select.POLLOUT); p.poll(30000)\n";
+        for how in ["select", "poll"] {
+            let mut child = Command::new("python3")
+                .args(["-c", script, how])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("python3");
+            let pid = child.id() as i32;
+            let member = Member {
+                pid,
+                ppid: 0,
+                comm: "python3".into(),
+                state: b'S',
+                tids: vec![pid],
+            };
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            let wait = loop {
+                if let Syscall::In(w) = thread(&member, pid).syscall {
+                    if matches!(w.sys, Sys::Select | Sys::Poll) {
+                        break Some(w);
+                    }
+                }
+                if std::time::Instant::now() > deadline {
+                    break None;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            };
+            let _ = child.kill();
+            let _ = child.wait();
+            let wait = wait.expect("python3 should block in its wait");
+            let fds = wait.fds.expect("the set is read");
+            let watched: Vec<(u64, Option<Watch>)> = fds.iter().map(|f| (f.fd, f.watch)).collect();
+            assert_eq!(
+                watched,
+                vec![
+                    (0, Some(Watch::READ)),
+                    (3, Some(Watch::READ)),
+                    (5, Some(Watch::WRITE))
+                ],
+                "{how}"
+            );
+            assert!(fds[1]
+                .target
+                .as_deref()
+                .is_some_and(|t| t.starts_with(b"socket:[")));
+            assert_eq!(
+                wait.timeout,
+                Timeout::After(Duration::from_secs(30)),
+                "{how}"
+            );
+        }
     }
 
     /// The fallback reads what the kernel really shows for a real sleeper.

@@ -23,7 +23,12 @@
 //!    [`Settler::observe`] for how long and for re-arms).
 //! 6. Waiting twice, a debounce apart, with the same output generation:
 //!    settled.
-//! 7. Busy only sleeping on a clock while the terminal is in non-canonical
+//! 7. A relay (waiting on the terminal and on something from outside the
+//!    group: ssh): settled once the output has been quiet for
+//!    [`SETTLE_RELAY_QUIET`] (or the wait's own quiet window, if longer),
+//!    counted from output after the input; with no output since the input
+//!    yet, not before [`SETTLE_RELAY_ECHO`] from it.
+//! 8. Busy only sleeping on a clock while the terminal is in non-canonical
 //!    mode (a loop polling the keyboard without blocking): settled once the
 //!    output has been quiet for [`SETTLE_SLEEP_QUIET`].
 //!
@@ -40,8 +45,8 @@ use std::time::{Duration, Instant};
 use super::{Readiness, Wakes};
 use crate::limits::{
     SETTLE_DEBOUNCE, SETTLE_DEBOUNCE_BLOCKED, SETTLE_FIRST_LOOK, SETTLE_FRAME_GRACE,
-    SETTLE_INPUT_GRACE, SETTLE_SLEEP_QUIET, SETTLE_TIMER_AWAIT, SETTLE_TIMER_HORIZON,
-    SETTLE_TIMER_JITTER,
+    SETTLE_INPUT_GRACE, SETTLE_RELAY_ECHO, SETTLE_RELAY_QUIET, SETTLE_SLEEP_QUIET,
+    SETTLE_TIMER_AWAIT, SETTLE_TIMER_HORIZON, SETTLE_TIMER_JITTER,
 };
 
 /// The first backoff after a busy answer, and the look after an answer that
@@ -229,6 +234,8 @@ pub struct Settler {
     /// The kernel could not tell at the last look: the quiet fallback
     /// applies.
     unknown: bool,
+    /// The quiet window that settles a relay.
+    relay_quiet: Duration,
 }
 
 impl Settler {
@@ -254,7 +261,15 @@ impl Settler {
             next: None,
             backoff: Duration::ZERO,
             unknown: false,
+            relay_quiet: SETTLE_RELAY_QUIET,
         }
+    }
+
+    /// Settle a relay on `quiet` instead, if it is longer than
+    /// [`SETTLE_RELAY_QUIET`] (the wait's own quiet window).
+    pub fn with_relay_quiet(mut self, quiet: Duration) -> Settler {
+        self.relay_quiet = quiet.max(SETTLE_RELAY_QUIET);
+        self
     }
 
     /// Whether the quiet fallback applies: the kernel could not tell at the
@@ -337,6 +352,7 @@ impl Settler {
                 self.next = Some((now + self.backoff).min(quiet_at));
                 Verdict::LookAt(self.look_at(s))
             }
+            Readiness::Relay(_) => self.relay(s, now),
             Readiness::Busy(_) => {
                 self.busy_at = Some(now);
                 self.waiting = None;
@@ -354,6 +370,26 @@ impl Settler {
                 Verdict::Quiet(self.look_at(s))
             }
         }
+    }
+
+    /// A relay: the kernel cannot tell whether the answer is complete, the
+    /// output decides. Quiet for the relay window, counted from the last
+    /// output (or input); before any output since the input, not earlier
+    /// than [`SETTLE_RELAY_ECHO`] after it.
+    fn relay(&mut self, s: &Snapshot, now: Instant) -> Verdict {
+        self.waiting = None;
+        self.timer = None;
+        self.unknown = false;
+        let mut at = s.last_activity() + self.relay_quiet;
+        if s.input_began.is_some() && !s.output_since_input {
+            at = at.max(s.last_input + SETTLE_RELAY_ECHO);
+        }
+        if now >= at {
+            self.settled = None;
+            return Verdict::Settled;
+        }
+        self.next = Some(at);
+        Verdict::LookAt(self.look_at(s))
     }
 
     fn waiting(&mut self, s: &Snapshot, pgid: Option<i32>, wakes: Wakes, now: Instant) -> Verdict {
@@ -952,6 +988,60 @@ mod tests {
         assert_eq!(quiet(&s, ms(100), t0 + SETTLE_FRAME_GRACE), Ok(()));
         assert_eq!(quiet(&quiet_since(t0), ms(100), t0 + ms(100)), Ok(()));
         assert_eq!(quiet(&quiet_since(t0), ms(100), t0), Err(t0 + ms(100)));
+    }
+
+    fn relay(s: &Snapshot) -> Look {
+        look(s, Readiness::Relay("ssh".into()), Wakes::default())
+    }
+
+    #[test]
+    fn a_relay_settles_on_quiet_after_the_last_output() {
+        let t0 = Instant::now();
+        let wrote = t0 + ms(100);
+        let s = Snapshot {
+            last_input: wrote,
+            input_began: Some(wrote),
+            ..quiet_since(t0)
+        };
+        // The echo came back 40 ms after the input.
+        let echoed = Snapshot {
+            generation: s.generation + 1,
+            last_output: wrote + ms(40),
+            output_since_input: true,
+            ..s
+        };
+        let mut rule = Settler::new(&echoed);
+        let settled = settle_at(&mut rule, &echoed, wrote + ms(41), 100, |s, _| relay(s));
+        assert_eq!(settled, Some(wrote + ms(40) + SETTLE_RELAY_QUIET));
+        // The answer arriving in bursts moves it: a burst 300 ms later.
+        let mut rule = Settler::new(&echoed);
+        let first = rule.observe(&echoed, &relay(&echoed), wrote + ms(41));
+        assert_eq!(first, Verdict::LookAt(wrote + ms(40) + SETTLE_RELAY_QUIET));
+        let burst = Snapshot {
+            generation: echoed.generation + 1,
+            last_output: wrote + ms(340),
+            ..echoed
+        };
+        let settled = settle_at(&mut rule, &burst, wrote + ms(341), 100, |s, _| relay(s));
+        assert_eq!(settled, Some(wrote + ms(340) + SETTLE_RELAY_QUIET));
+        // Nothing back yet (a link slower than the window): the echo gets
+        // its time.
+        let mut rule = Settler::new(&s);
+        let settled = settle_at(&mut rule, &s, wrote + ms(1), 100, |s, _| relay(s));
+        assert_eq!(settled, Some(wrote + SETTLE_RELAY_ECHO));
+        // A longer quiet window of the wait's own applies; a shorter not.
+        let mut rule = Settler::new(&echoed).with_relay_quiet(ms(1500));
+        let settled = settle_at(&mut rule, &echoed, wrote + ms(41), 100, |s, _| relay(s));
+        assert_eq!(settled, Some(wrote + ms(40) + ms(1500)));
+        let mut rule = Settler::new(&echoed).with_relay_quiet(ms(10));
+        let settled = settle_at(&mut rule, &echoed, wrote + ms(41), 100, |s, _| relay(s));
+        assert_eq!(settled, Some(wrote + ms(40) + SETTLE_RELAY_QUIET));
+        // Busy in between (ssh writing what came in) starts nothing over by
+        // itself: the output it writes does.
+        let mut rule = Settler::new(&echoed);
+        rule.observe(&echoed, &busy(&echoed), wrote + ms(45));
+        let settled = settle_at(&mut rule, &echoed, wrote + ms(60), 100, |s, _| relay(s));
+        assert_eq!(settled, Some(wrote + ms(40) + SETTLE_RELAY_QUIET));
     }
 
     #[test]
