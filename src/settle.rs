@@ -47,15 +47,18 @@
 //!
 //! Any other thread is a helper: it counts as input if it waits for input
 //! as above, as busy only while running or in uninterruptible sleep (unless
-//! its main thread is in a plain read of the terminal, which only input can
-//! wake) or writing to the terminal, and as parked whatever else it blocks on (a
-//! lock, a timer, a socket, inotify). Helpers wait for events while the
+//! its main thread waits on the terminal alone with no timeout, which only
+//! input can wake) or writing to the terminal, and as parked whatever else
+//! it blocks on (a lock, a timer, a socket, inotify). Helpers wait for events while the
 //! main thread holds the conversation; one that wakes and prints shows up
 //! in the output debounce, as `top`'s periodic redraw would.
 //!
-//! A busy member whose parent, a member too, is in a plain read of the
-//! terminal rather than waiting for it is background work (a script's `sleep 1000 &`) and counts
-//! as parked.
+//! A busy member whose parent, a member too, waits on the terminal alone
+//! (a read, or a poll, select or epoll set read whole and holding nothing
+//! else, no timeout) rather than waiting for it is background work (a
+//! script's `sleep 1000 &`) and counts as parked. A set with anything else
+//! in it (git polling its child's pipe, a runtime's eventfd a helper may
+//! signal) does not make the work background.
 //!
 //! The group is [`Readiness::Busy`] if any thread is busy; else
 //! [`Readiness::Unknown`] if any is unknown; else, if at least one thread

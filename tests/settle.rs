@@ -306,6 +306,32 @@ fn a_helper_thread_running_while_the_main_thread_reads_the_terminal_waits() {
 }
 
 #[test]
+fn a_helper_thread_running_while_readline_selects_the_terminal_waits() {
+    // With readline, input() waits in select() on the terminal alone, no
+    // timeout: only input can wake it, as a plain read.
+    let script = "import readline, threading\n\
+                  def spin():\n    while True: pass\n\
+                  threading.Thread(target=spin, daemon=True).start()\n\
+                  input('go> ')";
+    let py = Running::start(&["python3", "-c", script]);
+    py.started("go>");
+    py.waits();
+}
+
+#[test]
+fn a_child_working_while_its_parent_selects_the_terminal_alone_is_background() {
+    // A child left running (in the foreground group, no job control) under
+    // a parent whose select holds the terminal alone.
+    let script = "import readline, subprocess\n\
+                  spin = 'import os\\np = os.getppid()\\nwhile os.getppid() == p: pass'\n\
+                  subprocess.Popen(['python3', '-c', spin])\n\
+                  input('go> ')";
+    let py = Running::start(&["python3", "-c", script]);
+    py.started("go>");
+    py.waits();
+}
+
+#[test]
 fn a_main_thread_parked_while_a_helper_sleeps_is_busy() {
     let script = "import threading, time\n\
                   t = threading.Thread(target=lambda: time.sleep(30))\n\

@@ -79,8 +79,8 @@ enum Class {
     /// background job or a loop polling the keyboard (see the rule).
     Asleep(String),
     /// A thread other than the main one running or in uninterruptible
-    /// sleep: busy unless the main thread reads the terminal, so that only
-    /// input can wake it.
+    /// sleep: busy unless the main thread waits on the terminal alone, so
+    /// that only input can wake it.
     HelperRunning(String),
     Unknown(String),
     /// Gone since it was listed.
@@ -179,12 +179,13 @@ struct Listened {
 ///
 /// The whole foreground job decides, not one process, and three kinds of
 /// work do not hold it back:
-/// - a member whose parent (a member too) reads the terminal rather than
-///   waiting for it: a background job of a shell without job control
-///   (`sleep 1000 & read x`), a child a program left running. A plain read
-///   only: a poll's set is not known here (git polls its child's pipe);
-/// - a helper thread computing while the main thread of its process reads
-///   the terminal, which only input can wake;
+/// - a member whose parent (a member too) waits on the terminal alone
+///   rather than waiting for it: a background job of a shell without job
+///   control (`sleep 1000 & read x`), a child a program left running. The
+///   terminal alone, no timeout ([`terminal_only`]): git polls its child's
+///   pipe, a runtime's eventfd may bring a helper's result;
+/// - a helper thread computing while the main thread of its process waits
+///   on the terminal alone, which only input can wake;
 /// - sleeping on a clock, which is reported as busy but `asleep` (see
 ///   [`Wakes::asleep`]) for the rule to decide.
 ///
@@ -202,8 +203,8 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
     let mut unknown = None;
     let mut parked = None;
     let mut deferred = Vec::new();
-    // Per member: its main thread is in a plain read of the terminal (only
-    // input wakes it).
+    // Per member: its main thread waits on the terminal alone, with no
+    // timeout (only input wakes it).
     let mut main_reads = vec![false; members.len()];
     let parent_of = |i: usize| {
         let ppid = members[i].ppid;
@@ -225,10 +226,7 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
                     input = true;
                     wakes = wakes.and(wakes_of(timeout));
                     if tid == member.pid {
-                        main_reads[i] = matches!(
-                            &thread.syscall,
-                            Syscall::In(wait) if wait.sys == Sys::Read
-                        );
+                        main_reads[i] = timeout == Timeout::Never && terminal_only(pts, &thread);
                     }
                     listens(pts, i, member, &thread, true, &mut listened);
                 }
@@ -249,8 +247,8 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
     let mut held = Held::default();
     let mut asleep = None;
     for (i, class) in deferred {
-        // Whether the member's parent reads the terminal instead of waiting
-        // for it: then this is background work.
+        // Whether the member's parent waits on the terminal alone instead
+        // of waiting for it: then this is background work.
         let background = parent_of(i).is_some_and(|p| main_reads[p]);
         let (served, why) = match class {
             Class::Busy(why) | Class::Active(why) => (background, why),
@@ -420,6 +418,36 @@ fn listens(
 
 fn is_terminal(pts: &[u8], link: &[u8]) -> bool {
     link == pts || link == b"/dev/tty"
+}
+
+/// Whether `thread` waits on the terminal and on nothing else: a read of
+/// it, or a poll, select or epoll whose whole set was read and watches only
+/// the terminal. Not a set that could not be read (git polls its child's
+/// pipe), nor one with a runtime's own eventfd or pipe in it: a helper may
+/// wake the waiter through those.
+fn terminal_only(pts: &[u8], thread: &Thread) -> bool {
+    let Syscall::In(wait) = &thread.syscall else {
+        return false;
+    };
+    let only = |fds: &[WaitFd]| {
+        fds.iter().all(|fd| {
+            let terminal = fd.target.as_deref().is_some_and(|l| is_terminal(pts, l));
+            terminal || fd.watch.is_some_and(|w| !w.read && !w.write)
+        })
+    };
+    match wait.sys {
+        Sys::Read => wait.fd_target(0).is_some_and(|l| is_terminal(pts, l)),
+        Sys::Poll | Sys::Select => wait.fds.as_deref().is_some_and(only),
+        Sys::Epoll => wait.epoll.as_ref().is_some_and(|set| {
+            !set.truncated
+                && set.entries.as_ref().is_some_and(|entries| {
+                    entries
+                        .iter()
+                        .all(|e| e.nested.is_none() && only(std::slice::from_ref(&e.fd)))
+                })
+        }),
+        _ => false,
+    }
 }
 
 /// Whether `fd` is the terminal, watched for input (or maybe: a set whose
@@ -1400,5 +1428,63 @@ mod tests {
         poll.timeout = Timeout::After(Duration::from_millis(100));
         let (r, _) = run(&members, vec![in_call(950, poll), running]);
         busy_because(&r, "thread 951 is running");
+    }
+
+    #[test]
+    fn work_under_a_wait_on_the_terminal_alone_does_not_hold_it() {
+        let members = [member(600, 1, "python3", &[600, 601])];
+        let running = Thread {
+            tid: 601,
+            state: b'S',
+            syscall: Syscall::Running,
+            wchan: Wchan::NotRead,
+        };
+        // readline's select of the terminal alone, for ever: only input
+        // wakes it, as a plain read.
+        let mut select = call(Sys::Select, "pselect6", &[1, 0x7ffd_0000, 0, 0, 0, 0]);
+        select.fds = Some(vec![fd(0, "/dev/pts/5")]);
+        select.timeout = Timeout::Never;
+        let (r, _) = run(&members, vec![in_call(600, select), running.clone()]);
+        assert_eq!(r, Readiness::Waiting);
+        // An epoll of the terminal alone: the same.
+        let set = epoll(3, vec![watched(0, "/dev/pts/5")]);
+        let threads = vec![epoll_wait(600, set, Timeout::Never), running.clone()];
+        assert_eq!(run(&members, threads).0, Readiness::Waiting);
+        // With the runtime's eventfd in the set, the helper may wake it
+        // with its result: its work counts.
+        let set = epoll(
+            3,
+            vec![watched(0, "/dev/pts/5"), watched(4, "anon_inode:[eventfd]")],
+        );
+        let threads = vec![epoll_wait(600, set, Timeout::Never), running.clone()];
+        busy_because(&run(&members, threads).0, "thread 601 is running");
+        // A set that could not be read: maybe more than the terminal.
+        let mut unread = call(Sys::Poll, "poll", &[0x7ffd_0000, 1, u64::MAX]);
+        unread.timeout = Timeout::Never;
+        let threads = vec![in_call(600, unread), running];
+        busy_because(&run(&members, threads).0, "thread 601 is running");
+        // A child working under a parent that polls the terminal alone:
+        // background; under one polling the terminal and the child's pipe
+        // (which the child holds: not a relay), the child's work counts.
+        let family = [
+            member(600, 1, "python3", &[600]),
+            Member {
+                state: b'R',
+                ..member(602, 600, "python3", &[602])
+            },
+        ];
+        let child = Thread {
+            tid: 602,
+            state: b'R',
+            syscall: Syscall::NotRead,
+            wchan: Wchan::NotRead,
+        };
+        let alone = polling("poll", vec![fd(0, "/dev/pts/5")]);
+        let (r, _) = run(&family, vec![alone, child.clone()]);
+        assert_eq!(r, Readiness::Waiting);
+        let both = polling("poll", vec![fd(0, "/dev/pts/5"), fd(5, "pipe:[77]")]);
+        let fds: &[(i32, &[&str])] = &[(600, &["/dev/pts/5", "pipe:[77]"]), (602, &["pipe:[77]"])];
+        let (r, _) = run_with_fds(&family, vec![both, child], fds);
+        busy_because(&r, "pid 602 (python3) is running");
     }
 }
