@@ -353,6 +353,8 @@ struct State {
     /// How the program idled when a wait last settled (see
     /// [`rule::Idle`]): the next wait compares its timers with it.
     idle: Option<rule::Idle>,
+    /// The timer a wait in progress is letting run out, for `status`.
+    holding: Option<rule::Holding>,
 }
 
 struct Inner {
@@ -504,6 +506,7 @@ impl Session {
                 input_began: None,
                 input_echo: None,
                 idle: None,
+                holding: None,
             }),
             changed: Condvar::new(),
             writer: Mutex::new(()),
@@ -991,6 +994,14 @@ impl Session {
     /// decided by [`rule::Settler`]; this gathers what it looks at and sleeps
     /// until its next look.
     pub fn wait(&self, until: &Until, timeout: Duration) -> (Reason, Duration) {
+        let done = self.wait_settling(until, timeout);
+        lock(&self.inner.state).holding = None;
+        done
+    }
+
+    /// [`Session::wait`], leaving in `State::holding` the timer it lets run
+    /// out, if any.
+    fn wait_settling(&self, until: &Until, timeout: Duration) -> (Reason, Duration) {
         let start = Instant::now();
         let deadline = start + timeout.min(limits::MAX_WAIT);
         let mut scan = Scan::default();
@@ -1029,6 +1040,7 @@ impl Session {
                         let look = self.look(generation);
                         st = lock(&self.inner.state);
                         let verdict = settler.observe(&snapshot(&st), &look, Instant::now());
+                        st.holding = settler.holding();
                         if verdict == rule::Verdict::Settled {
                             st.idle = settler.settled_idle();
                             return (Reason::Idle, start.elapsed());
@@ -1102,7 +1114,14 @@ impl Session {
             return settle::Activity::Unknown(EXITED.into());
         }
         let (readiness, wakes) = self.look(0).answer();
-        settle::Activity::of(readiness, wakes)
+        // A wait in progress letting a timer run out says so; one look
+        // alone cannot tell that timer from an idle poll's.
+        let st = lock(&self.inner.state);
+        let held = st
+            .holding
+            .filter(|h| h.holds(st.generation, Instant::now()))
+            .map(|h| h.timeout);
+        settle::Activity::of(readiness, wakes, held)
     }
 }
 

@@ -173,7 +173,7 @@ pub enum Readiness {
 
 impl fmt::Display for Readiness {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Activity::of(self.clone(), Wakes::default()).fmt(f)
+        Activity::of(self.clone(), Wakes::default(), None).fmt(f)
     }
 }
 
@@ -183,11 +183,11 @@ impl fmt::Display for Readiness {
 pub enum Activity {
     /// `waiting for input`: only input (or its own runtime) wakes it.
     Waiting,
-    /// `timer: ...`: it waits on the terminal with a timeout short enough
-    /// ([`crate::limits::SETTLE_TIMER_HORIZON`]) to be let run out before
-    /// it counts as settled. One look cannot tell such a timer from a
-    /// periodic repaint's (a curses `halfdelay`), so [`Activity::of`] does
-    /// not say it yet: it is the timer rule's (`rule.rs`) to say.
+    /// `timer: ...`: it waits on the terminal with a timeout that a wait in
+    /// progress is letting run out before it counts as settled (see
+    /// `rule.rs`). One look cannot tell such a timer from a periodic
+    /// repaint's (a curses `halfdelay`), so it is said only while the rule
+    /// holds a wait for it.
     Timer(Duration),
     /// `relay: ...`: see [`Readiness::Relay`].
     Relay(String),
@@ -198,13 +198,14 @@ pub enum Activity {
 }
 
 impl Activity {
-    /// What one look at the program says.
-    pub fn of(readiness: Readiness, wakes: Wakes) -> Activity {
+    /// What one look at the program says, `held` the timeout a wait in
+    /// progress is letting run out (see [`rule::Settler::holding`]).
+    pub fn of(readiness: Readiness, wakes: Wakes, held: Option<Duration>) -> Activity {
         match readiness {
-            Readiness::Waiting => {
-                let _ = wakes;
-                Activity::Waiting
-            }
+            Readiness::Waiting => match (wakes.timer, held) {
+                (Some(timer), Some(_)) => Activity::Timer(timer),
+                _ => Activity::Waiting,
+            },
             Readiness::Relay(why) => Activity::Relay(why),
             Readiness::Busy(why) => Activity::Busy(why),
             Readiness::Unknown(why) => Activity::Unknown(why),

@@ -203,6 +203,37 @@ fn output_while_a_timer_runs_ends_the_wait() {
     finish(&sb, "s");
 }
 
+/// While a step lets a silent chain of timers run out, `status` says so
+/// (`timer:`); the step ends once the program answers the next line.
+#[test]
+fn status_says_timer_while_a_step_lets_a_timer_run_out() {
+    let sb = Sandbox::new("tmstatus");
+    let prog = program("tm_timer_status.py");
+    let out = start(&sb, "s", LONG_CAP, &["python3", &prog]);
+    assert_eq!(last_line(&out.stdout), "go? ", "{:?}", out.stdout);
+    std::thread::scope(|scope| {
+        let stepping = scope.spawn(|| step(&sb, "s", LONG_CAP, "go"));
+        let activity = eventually(Duration::from_secs(30), || {
+            let out = sb.run(&["status", "--session", "s"]).ok();
+            out.stdout.starts_with("timer:").then_some(out.stdout)
+        });
+        let activity = activity.expect("status never said timer: during the step");
+        assert!(activity.contains("1000 ms"), "{activity:?}");
+        sb.run(&["send", "--session", "s", "now", "--enter"]).ok();
+        let out = stepping.join().expect("the step");
+        assert!(has_line(&out.stdout, "got now"), "{:?}", out.stdout);
+        assert_eq!(last_line(&out.stdout), "again? ", "{:?}", out.stdout);
+    });
+    // No wait in progress: one look sees it waiting.
+    let out = sb.run(&["status", "--session", "s"]).ok();
+    assert!(
+        out.stdout.starts_with("waiting for input"),
+        "{:?}",
+        out.stdout
+    );
+    finish(&sb, "s");
+}
+
 /// A curses program waiting for a key with a 2 s timeout and redrawing
 /// after each: it has drawn its frame, so `start` and a key's step settle
 /// before the 1.5 s cap, not when the timer runs out.

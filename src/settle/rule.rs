@@ -144,6 +144,24 @@ impl Look {
     }
 }
 
+/// A timer a wait is letting run out, for `status` to say (`timer:`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Holding {
+    /// The timeout the program's wait was given.
+    pub timeout: Duration,
+    /// When the wait stops holding for it (unless it re-arms).
+    pub until: Instant,
+    /// The output generation it saw: output since voids it.
+    pub generation: u64,
+}
+
+impl Holding {
+    /// Whether it still holds a wait at `now`, the output at `generation`.
+    pub fn holds(&self, generation: u64, now: Instant) -> bool {
+        generation == self.generation && now < self.until
+    }
+}
+
 /// When a wait should next look.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Due {
@@ -294,6 +312,16 @@ impl Settler {
         } else {
             Due::At(at)
         }
+    }
+
+    /// The timer this wait is letting run out, if the last look planned to
+    /// (see [`Holding::holds`] for whether it still does).
+    pub fn holding(&self) -> Option<Holding> {
+        self.timer.map(|run| Holding {
+            timeout: run.timeout,
+            until: run.until,
+            generation: run.generation,
+        })
     }
 
     /// How the program idles, once this wait has settled: for the next
@@ -840,6 +868,27 @@ mod tests {
         rule.observe(&s, &timer(&s, t), t0);
         let settled = settle_at(&mut rule, &s, t0 + t, 10, |s, _| timer(s, ms(100)));
         assert_eq!(settled, Some(t0 + t + SETTLE_DEBOUNCE));
+    }
+
+    #[test]
+    fn the_timer_being_let_run_out_is_there_for_status() {
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let mut rule = Settler::new(&s);
+        assert_eq!(rule.holding(), None);
+        let t = ms(300);
+        rule.observe(&s, &timer(&s, t), t0);
+        let held = rule
+            .holding()
+            .filter(|h| h.holds(s.generation, t0 + ms(100)));
+        assert_eq!(held.map(|h| h.timeout), Some(t));
+        // Run out, or voided by output: no longer held.
+        assert!(held.is_some_and(|h| !h.holds(s.generation, t0 + t)));
+        assert!(held.is_some_and(|h| !h.holds(s.generation + 1, t0 + ms(100))));
+        // Blocked with no timer: nothing held.
+        let mut rule = Settler::new(&s);
+        rule.observe(&s, &blocked(&s), t0);
+        assert_eq!(rule.holding(), None);
     }
 
     #[test]
