@@ -100,7 +100,7 @@ pub const SETTLE_TIMER_AWAIT: Duration = Duration::from_secs(5);
 /// computes the time left to its next deadline re-arms 497 ms after 500).
 pub const SETTLE_TIMER_JITTER: Duration = Duration::from_millis(20);
 /// Settling: a program that has the terminal in non-canonical mode (it reads
-/// keys itself) and sleeps on a clock (`nanosleep`) between polls of the
+/// keys itself), or open non-blocking, and sleeps on a clock (`nanosleep`) between polls of the
 /// keyboard that never block (a game loop, `watch`'s redraw) waits for its
 /// user once its output has been quiet this long.
 pub const SETTLE_SLEEP_QUIET: Duration = Duration::from_millis(200);

@@ -127,6 +127,10 @@ pub struct Wakes {
     /// (`nanosleep`), maybe between polls of the keyboard that never block
     /// (see [`rule`]'s sleep rule).
     pub asleep: bool,
+    /// For an asleep group: a sleeper holds the terminal open non-blocking
+    /// (`O_NONBLOCK`): it reads the keys without waiting for them, in
+    /// canonical mode too (a line-polling loop).
+    pub keys: bool,
 }
 
 impl Wakes {
@@ -135,6 +139,7 @@ impl Wakes {
         may: true,
         timer: None,
         asleep: false,
+        keys: false,
     };
 
     /// Both sets of reasons.
@@ -147,6 +152,7 @@ impl Wakes {
             may: self.may || other.may,
             timer,
             asleep: self.asleep && other.asleep,
+            keys: self.keys || other.keys,
         }
     }
 }

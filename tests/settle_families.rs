@@ -642,7 +642,6 @@ fn helper_thread_computes_while_main_thread_reads() {
 }
 
 #[test]
-#[ignore = "issue 14: background work (non-blocking keyboard polling) not settled yet"]
 fn nonblocking_keyboard_polling_with_sleeps() {
     let p = program("nonblocking_keys.py");
     family("nbpoll", &[], &["python3", &p], "poll> ", plain);

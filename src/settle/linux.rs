@@ -41,6 +41,8 @@ trait Source {
     fn socket_peer(&mut self, ino: u64) -> Option<u64>;
     /// Whether fd `fd` of `pid` (a path) is a FIFO.
     fn is_fifo(&mut self, pid: i32, fd: u64) -> bool;
+    /// Whether `pid` holds the terminal at `pts` open non-blocking.
+    fn terminal_nonblocking(&mut self, pid: i32, pts: &[u8]) -> bool;
 }
 
 /// The live system, through [`procfs`].
@@ -61,6 +63,12 @@ impl Source for Live {
 
     fn is_fifo(&mut self, pid: i32, fd: u64) -> bool {
         procfs::is_fifo(pid, fd)
+    }
+
+    fn terminal_nonblocking(&mut self, pid: i32, pts: &[u8]) -> bool {
+        procfs::nonblocking_fds(pid)
+            .iter()
+            .any(|link| is_terminal(pts, link))
     }
 }
 
@@ -187,7 +195,8 @@ struct Listened {
 /// - a helper thread computing while the main thread of its process waits
 ///   on the terminal alone, which only input can wake;
 /// - sleeping on a clock, which is reported as busy but `asleep` (see
-///   [`Wakes::asleep`]) for the rule to decide.
+///   [`Wakes::asleep`]) for the rule to decide, with whether a sleeper
+///   holds the terminal open non-blocking ([`Wakes::keys`]).
 ///
 /// A group that waits for input is a [`Readiness::Relay`] when one of its
 /// threads also listens (reads, polls, selects, epolls) to something whose
@@ -246,6 +255,8 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
     // Every member's open files, read only when a pipe needs matching.
     let mut held = Held::default();
     let mut asleep = None;
+    // A sleeper reads the terminal non-blocking between its naps.
+    let mut keys = false;
     for (i, class) in deferred {
         // Whether the member's parent waits on the terminal alone instead
         // of waiting for it: then this is background work.
@@ -256,6 +267,7 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
             Class::Asleep(why) if background => (true, why),
             Class::Asleep(why) => {
                 asleep.get_or_insert(why);
+                keys = keys || source.terminal_nonblocking(members[i].pid, pts);
                 continue;
             }
             Class::WaitsForChild(why) => {
@@ -281,6 +293,7 @@ fn verdict(pts: &[u8], members: &[Member], source: &mut dyn Source) -> (Readines
     if let Some(why) = asleep {
         let wakes = Wakes {
             asleep: unknown.is_none(),
+            keys,
             ..Wakes::MAYBE
         };
         return (Readiness::Busy(why), wakes);
@@ -633,6 +646,7 @@ fn wakes_of(timeout: Timeout) -> Wakes {
             may: true,
             timer: Some(d),
             asleep: false,
+            keys: false,
         },
         Timeout::Unknown => Wakes::MAYBE,
     }
@@ -737,6 +751,8 @@ mod tests {
         peers: HashMap<u64, u64>,
         /// FIFOs, as (pid, fd).
         fifos: Vec<(i32, u64)>,
+        /// Processes that hold the terminal open non-blocking.
+        nonblocking: Vec<i32>,
     }
 
     impl Source for Canned {
@@ -757,6 +773,10 @@ mod tests {
 
         fn is_fifo(&mut self, pid: i32, fd: u64) -> bool {
             self.fifos.contains(&(pid, fd))
+        }
+
+        fn terminal_nonblocking(&mut self, pid: i32, _pts: &[u8]) -> bool {
+            self.nonblocking.contains(&pid)
         }
     }
 
@@ -1486,5 +1506,21 @@ mod tests {
         let fds: &[(i32, &[&str])] = &[(600, &["/dev/pts/5", "pipe:[77]"]), (602, &["pipe:[77]"])];
         let (r, _) = run_with_fds(&family, vec![both, child], fds);
         busy_because(&r, "pid 602 (python3) is running");
+    }
+
+    #[test]
+    fn a_sleeper_holding_the_terminal_non_blocking_polls_its_keys() {
+        let nap = call(Sys::Sleep, "clock_nanosleep", &[0, 0, 0x7ffd_0000, 0]);
+        let members = [member(700, 1, "python3", &[700])];
+        let (r, wakes) = run(&members, vec![in_call(700, nap.clone())]);
+        busy_because(&r, "sleeping in clock_nanosleep");
+        assert!(wakes.asleep && !wakes.keys, "{wakes:?}");
+        let canned = Canned {
+            nonblocking: vec![700],
+            ..Canned::default()
+        };
+        let (r, wakes) = run_canned(&members, vec![in_call(700, nap)], canned);
+        busy_because(&r, "sleeping in clock_nanosleep");
+        assert!(wakes.asleep && wakes.keys, "{wakes:?}");
     }
 }

@@ -716,6 +716,34 @@ pub(crate) fn fd_links(pid: i32) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// Where every fd of `pid` that is open non-blocking (`O_NONBLOCK` in its
+/// `fdinfo` flags) points.
+pub(crate) fn nonblocking_fds(pid: i32) -> Vec<Vec<u8>> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    let mut buf = Vec::new();
+    dir.flatten()
+        .filter(|entry| {
+            let fd = entry.file_name();
+            let path = format!("/proc/{pid}/fdinfo/{}", fd.to_string_lossy());
+            read_small(&path, &mut buf).is_ok() && parse_nonblocking(&buf)
+        })
+        .filter_map(|entry| std::fs::read_link(entry.path()).ok())
+        .map(|target| target.into_os_string().into_vec())
+        .collect()
+}
+
+/// Whether an `fdinfo` file's `flags:` (octal) hold `O_NONBLOCK`.
+pub(crate) fn parse_nonblocking(buf: &[u8]) -> bool {
+    const O_NONBLOCK: u32 = 0o4000;
+    String::from_utf8_lossy(buf)
+        .lines()
+        .find_map(|line| line.strip_prefix("flags:"))
+        .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok())
+        .is_some_and(|flags| flags & O_NONBLOCK != 0)
+}
+
 /// Whether fd `fd` of `pid` is a FIFO (its link is only a path: `stat`
 /// through it tells). False if it cannot be told.
 pub(crate) fn is_fifo(pid: i32, fd: u64) -> bool {
@@ -1061,6 +1089,17 @@ mod tests {
         assert_eq!(wait.sys, Sys::Read);
         assert_eq!(wait.args[0], Some(3));
         assert_eq!(wait.args[2], Some(0x400));
+    }
+
+    #[test]
+    fn fdinfo_flags_tell_non_blocking() {
+        assert!(parse_nonblocking(
+            b"pos:\t0\nflags:\t0104002\nmnt_id:\t25\n"
+        ));
+        assert!(!parse_nonblocking(
+            b"pos:\t0\nflags:\t0100002\nmnt_id:\t25\n"
+        ));
+        assert!(!parse_nonblocking(b"pos:\t0\n"));
     }
 
     #[test]

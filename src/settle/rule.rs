@@ -29,7 +29,8 @@
 //!    counted from output after the input; with no output since the input
 //!    yet, not before [`SETTLE_RELAY_ECHO`] from it.
 //! 8. Busy only sleeping on a clock while the terminal is in non-canonical
-//!    mode (a loop polling the keyboard without blocking): settled once the
+//!    mode or a sleeper holds it open non-blocking (a loop polling the
+//!    keyboard without blocking): settled once the
 //!    output has been quiet for [`SETTLE_SLEEP_QUIET`].
 //!
 //! Output during any of this (a timer being let run out included) voids the
@@ -364,10 +365,11 @@ impl Settler {
                 }
                 verdict
             }
-            // Sleeping on a clock, the keyboard its own: a loop that polls
-            // the keys without blocking (a game, `watch`). The kernel cannot
+            // Sleeping on a clock, the keyboard its own (non-canonical mode,
+            // or the terminal open non-blocking): a loop that polls the keys
+            // without blocking (a game, `watch`, a line poller). The kernel cannot
             // see it wait, so quiet output decides.
-            Readiness::Busy(_) if wakes.asleep && look.raw_keys => {
+            Readiness::Busy(_) if wakes.asleep && (look.raw_keys || wakes.keys) => {
                 self.waiting = None;
                 self.timer = None;
                 self.unknown = false;
@@ -637,6 +639,7 @@ mod tests {
             may: true,
             timer: Some(t),
             asleep: false,
+            keys: false,
         };
         look(s, Readiness::Waiting, wakes)
     }
@@ -1312,6 +1315,15 @@ mod tests {
         let mut rule = Settler::new(&s);
         let settled = settle_at(&mut rule, &s, t0, 100, |s, _| asleep(s, false));
         assert_eq!(settled, None);
+        // In canonical mode, but reading the terminal non-blocking between
+        // sleeps (a line poller): the keyboard is its own too.
+        let mut rule = Settler::new(&s);
+        let settled = settle_at(&mut rule, &s, t0, 100, |s, _| {
+            let mut look = asleep(s, false);
+            look.wakes.keys = true;
+            look
+        });
+        assert_eq!(settled, Some(t0 + SETTLE_SLEEP_QUIET));
         // Something really running: busy, raw keys or not.
         let mut rule = Settler::new(&s);
         let settled = settle_at(&mut rule, &s, t0, 100, |s, _| Look {
