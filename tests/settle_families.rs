@@ -12,8 +12,8 @@
 //! here ([`Sshd`]).
 //!
 //! No durations are asserted: needless waits shorter than the cap are
-//! measured by `make bench` ("Settle families"), not here. Tests of families
-//! that today's settle gets wrong are `#[ignore]`d with the family named; a
+//! measured by `make bench` ("Settle families"), not here. A family that
+//! settle gets wrong again is `#[ignore]`d with the family named; a
 //! program that is not installed (node, htop, watch, sshd, IPython) skips its
 //! test with a message.
 #![cfg(target_os = "linux")]
@@ -228,7 +228,6 @@ fn baseline_ipython() {
 // answer comes through.
 
 #[test]
-#[ignore = "issue 14: relays (socketpair) not settled yet"]
 fn relay_over_a_socketpair() {
     let p = program("relay.py");
     family(
@@ -241,7 +240,6 @@ fn relay_over_a_socketpair() {
 }
 
 #[test]
-#[ignore = "issue 14: relays (pipes) not settled yet"]
 fn relay_over_pipes() {
     let p = program("relay.py");
     family(
@@ -254,14 +252,12 @@ fn relay_over_pipes() {
 }
 
 #[test]
-#[ignore = "issue 14: relays (a pty, as script and ssh) not settled yet"]
 fn relay_over_a_pty() {
     let p = program("relay.py");
     family("relay-pty", &[], &["python3", &p, "pty"], "remote> ", plain);
 }
 
 #[test]
-#[ignore = "issue 14: relays (script -qc bash) not settled yet"]
 fn script_running_bash() {
     if !need("script") {
         return;
@@ -281,7 +277,6 @@ fn script_running_bash() {
 }
 
 #[test]
-#[ignore = "issue 14: relays (ssh to a loopback sshd) not settled yet"]
 fn ssh_to_a_loopback_sshd() {
     let sb = Sandbox::new("ssh");
     let Some(sshd) = Sshd::start(&sb) else {
@@ -452,32 +447,28 @@ fn descendants(root: i32) -> Vec<i32> {
 // terminal.
 
 #[test]
-#[ignore = "issue 14: select() on a socket and the terminal not settled yet"]
 fn select_on_a_socket_and_the_terminal() {
     let p = program("select_socket.py");
     family("sel-sock", &[], &["python3", &p, "select"], "sock> ", plain);
 }
 
 #[test]
-#[ignore = "issue 14: poll() on a socket and the terminal not settled yet"]
 fn poll_on_a_socket_and_the_terminal() {
     let p = program("select_socket.py");
     family("poll-sock", &[], &["python3", &p, "poll"], "sock> ", plain);
 }
 
 #[test]
-#[ignore = "issue 14: subprocess capture_output in its own group not settled yet"]
 fn capture_output_of_a_command_in_its_own_group() {
     let p = program("capture_output.py");
     family("capture", &[], &["python3", &p], "capture> ", plain);
 }
 
 /// `curl` from bash, waiting for a local server that answers after 0.8 s.
-/// Today its poll() on the socket (with a timeout under 2 s) is taken for a
-/// wait on the terminal: the step waits that timeout out (~1.2 s for a
-/// 0.8 s answer), and returned early once in about 40 steps under load.
+/// Its poll() holds the socket, not the terminal: busy until the answer.
+/// (Before wait sets were read, the poll counted as a wait on the terminal
+/// and the step returned early once in about 40 steps under load.)
 #[test]
-#[ignore = "issue 14: curl (poll() on a socket) not settled yet: now and then returns early"]
 fn curl_waiting_for_a_slow_server() {
     if !need("curl") {
         return;
@@ -521,31 +512,26 @@ fn node_chain(name: &str, n: &str, ms: &str) {
 }
 
 #[test]
-#[ignore = "issue 14: timer chains (node 6 x 400 ms) not settled yet"]
 fn node_six_awaits_of_400_ms() {
     node_chain("node-6x400", "6", "400");
 }
 
 #[test]
-#[ignore = "issue 14: timer chains (node 3 x 500 ms) not settled yet"]
 fn node_three_awaits_of_500_ms() {
     node_chain("node-3x500", "3", "500");
 }
 
 #[test]
-#[ignore = "issue 14: timer chains (node one 3 s await) not settled yet"]
 fn node_one_await_of_3_s() {
     node_chain("node-1x3000", "1", "3000");
 }
 
 #[test]
-#[ignore = "issue 14: timer chains (node 5 x 600 ms, past the 2 s horizon) not settled yet"]
 fn node_chain_longer_than_2_s() {
     node_chain("node-5x600", "5", "600");
 }
 
 #[test]
-#[ignore = "issue 14: timer chains (python asyncio 6 x 400 ms) not settled yet"]
 fn asyncio_six_sleeps_of_400_ms() {
     let p = program("timer_chain_asyncio.py");
     family("aio", &[], &["python3", &p, "6", "400"], "aio> ", plain);
@@ -555,7 +541,6 @@ fn asyncio_six_sleeps_of_400_ms() {
 // Family 4: locks held by another process.
 
 #[test]
-#[ignore = "issue 14: locks (fcntl F_SETLKW) not settled yet"]
 fn lockf_blocks_on_a_held_lock() {
     let p = program("lock_wait.py");
     family("lockf", &[], &["python3", &p, "lockf"], "lock> ", plain);
@@ -568,8 +553,8 @@ fn flock_blocks_on_a_held_lock() {
 }
 
 // ---------------------------------------------------------------------------
-// Family 5: output arriving while a timer is waited out. Today's settle
-// waits the 1.9 s out (measured by the bench); here: the answer is there.
+// Family 5: output arriving while a timer is waited out ends the wait (how
+// soon is measured by the bench); here: the answer is there.
 
 #[test]
 fn select_on_the_terminal_and_a_pipe_answered_early() {
@@ -594,7 +579,6 @@ fn curses_clock_redrawing_every_second() {
 }
 
 #[test]
-#[ignore = "issue 14: periodic repainters (watch -n1) not settled yet"]
 fn watch_redrawing_every_second() {
     if !need("watch") {
         return;
@@ -628,14 +612,12 @@ fn htop_redrawing() {
 // Family 7: background work in the same job or process.
 
 #[test]
-#[ignore = "issue 14: background work (sleep 1000 & in a script) not settled yet"]
 fn script_with_a_background_sleep_reads_its_terminal() {
     let p = program("background_read.sh");
     family("bg", &[], &["bash", &p], "bg> ", plain);
 }
 
 #[test]
-#[ignore = "issue 14: background work (a computing helper thread) not settled yet"]
 fn helper_thread_computes_while_main_thread_reads() {
     let p = program("helper_thread.py");
     family("thread", &[], &["python3", &p], "thread> ", plain);
