@@ -117,7 +117,7 @@ pub const SETTLE_SLEEP_QUIET: Duration = Duration::from_millis(200);
 /// retransmission (200 ms at least on Linux) inside an answer; its round
 /// trip itself delays the echo, which the window counts from (see
 /// [`SETTLE_RELAY_ECHO`]). A second covers those with a margin and
-/// keeps an ssh step under a second; a remote command that is silent for
+/// keeps an ssh step near a second; a remote command that is silent for
 /// longer needs `wait --match` (or a longer `--timeout`).
 pub const SETTLE_RELAY_QUIET: Duration = Duration::from_millis(1_000);
 /// Settling a relay: until output shows that the input arrived (the

@@ -105,7 +105,19 @@
 //! (`alarm`, a `timerfd` polled elsewhere) is not seen. Neither the timeout
 //! nor the CPU time tells a silent chain of awaits from an idle periodic
 //! poll the first time a job is seen; there a chain counts at most
-//! `limits::SETTLE_TIMER_HORIZON`.
+//! `limits::SETTLE_TIMER_HORIZON`. `status` says `timer:` only while a wait
+//! is letting a timer run out: one look alone cannot tell it from an idle
+//! poll's.
+//!
+//! A group busy only sleeping on a clock with the terminal non-canonical
+//! or open non-blocking is taken for a keyboard poller (a game loop,
+//! `watch`) and settles on [`crate::limits::SETTLE_SLEEP_QUIET`] of quiet:
+//! a program that sets either and then sleeps silently between prints (a
+//! progress display in cbreak mode, a tty some crashed program left
+//! non-blocking) settles during its sleep. Background work and helper
+//! threads count as work unless the waiter's whole set is read and holds
+//! only the terminal: a 32-bit program's poll, or a runtime that keeps an
+//! eventfd in its set (node), still has its helper's work hold a step.
 
 use std::fmt;
 use std::os::fd::BorrowedFd;
