@@ -5,7 +5,7 @@ write BENCHMARKS.md. Every figure states its method; nothing here is a test.
 Usage: bench/bench.py [--quick] [--out BENCHMARKS.md] [--only SECTION,...]
 
 --only runs the named sections alone (binary, calls, step, premature,
-families, memory, throughput) and prints them; it writes a file only when
+families, probe, memory, throughput) and prints them; it writes a file only when
 --out is given too.
 """
 import json
@@ -444,6 +444,31 @@ def bench_families():
 
 # ---- memory -------------------------------------------------------------------
 
+def bench_probe():
+    """The settle probe's own cost: tests/settle.rs `probe_cost` probes each
+    program 500 times in a release build and prints the median and p95."""
+    r = subprocess.run(["cargo", "test", "--release", "--locked", "--test", "settle", "probe_cost", "--",
+                        "--nocapture", "--test-threads=1"], cwd=ROOT, capture_output=True, text=True)
+    rows = []
+    for line in r.stderr.splitlines():
+        line = line.strip()
+        if line.startswith("probe "):
+            name, rest = line[len("probe "):].split(":", 1)
+            med_part, p95_part = rest.split(",", 1)
+            verdict = p95_part.split("(", 1)[1].rstrip(")") if "(" in p95_part else ""
+            rows.append((f"probe of {name.strip()} ({verdict[:60]})", med_part.replace("median", "").strip(),
+                         "p95 " + p95_part.split("(")[0].replace("p95", "").strip(), "bounded; run once per look"))
+    if not rows:
+        rows.append(("probe", "not measured", (r.stderr or r.stdout)[-200:].replace("\n", " "), ""))
+    section(
+        "Settle probe",
+        rows,
+        "One probe of the terminal's foreground group (reading /proc: stat, syscall, wchan, fd links, the wait "
+        "set from the program's memory, epoll fdinfo, a socket's peer), median of 500 in a release build. A wait "
+        "probes only when output arrives or a debounce, timer or relay window ends; an idle session costs nothing.",
+    )
+
+
 def stop_daemon():
     """End the daemon of the earlier sections (it stays up 30 s after its
     last session), so that memory is measured on a fresh one."""
@@ -697,7 +722,7 @@ def main():
     if not shutil.which("tmux"):
         sys.exit("bench needs tmux")
     benches = {"binary": bench_binary, "calls": bench_calls, "step": bench_step, "premature": bench_premature,
-               "families": bench_families, "memory": bench_memory, "throughput": bench_throughput}
+               "families": bench_families, "probe": bench_probe, "memory": bench_memory, "throughput": bench_throughput}
     unknown = [n for n in ONLY or [] if n not in benches]
     if unknown:
         sys.exit(f"unknown section(s) {', '.join(unknown)}; known: {', '.join(benches)}")
