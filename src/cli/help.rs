@@ -4,9 +4,10 @@
 //! (the closest verb or option to a misspelt one, `--` before text that
 //! starts with `-`, `--replace` for a busy session name).
 
-use super::output::out;
+use super::output::{err_line, out};
 use super::spec::{self, OptSpec, VerbSpec, COMMON, EXIT_CODE, VERBS};
 use super::{complete, usage, Failure, Opt};
+use crate::status;
 
 const ABOUT: &str = "\
 ptybroker: keep interactive terminal programs alive in pseudo-terminals and
@@ -157,7 +158,7 @@ pub fn unknown_verb(name: &str) -> Failure {
 
 /// A verb's failure with the advice that goes with it: for a usage error
 /// the nearest option or `--`, and where the verb's help is; for a busy
-/// session name, `--replace`.
+/// session name, a line before it on `--replace`.
 pub fn advise(v: &VerbSpec, mut f: Failure) -> Failure {
     if f.exit == 2 {
         if let Some(bad) = f.message.strip_prefix("unexpected option ") {
@@ -186,10 +187,10 @@ pub fn advise(v: &VerbSpec, mut f: Failure) -> Failure {
                 .push_str(&format!(" (see ptybroker {} --help)", v.name));
         }
     } else if f.exit == 1 && v.name == "start" && busy(&f.message) {
-        f.message = match f.message.strip_suffix("(stop it first)") {
-            Some(head) => format!("{head}(stop it first, or start it with --replace)"),
-            None => format!("{} (start it with --replace)", f.message),
-        };
+        // Seed 002's line stays as it is, and last; the way out goes before it.
+        err_line(&status::error_line(
+            "start --replace kills the running session and starts afresh",
+        ));
     }
     f
 }
