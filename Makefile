@@ -3,6 +3,10 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man/man1
+# Where bash-completion, zsh and fish look for completions under PREFIX.
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 CARGO   ?= cargo
 
 .PHONY: all build test install uninstall bench size fuzz clean
@@ -18,13 +22,23 @@ test:
 	$(CARGO) clippy --all-targets --locked -- -D warnings
 	$(CARGO) test --locked
 
+# The completion scripts come from the binary itself (`ptybroker completions`).
 install: build
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) \
+	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 755 target/release/ptybroker $(DESTDIR)$(BINDIR)/ptybroker
 	install -m 644 man/ptybroker.1 $(DESTDIR)$(MANDIR)/ptybroker.1
+	mkdir -p target/completions
+	for sh in bash zsh fish; do \
+	  target/release/ptybroker completions $$sh > target/completions/$$sh || exit 1; done
+	install -m 644 target/completions/bash $(DESTDIR)$(BASHCOMPDIR)/ptybroker
+	install -m 644 target/completions/zsh $(DESTDIR)$(ZSHCOMPDIR)/_ptybroker
+	install -m 644 target/completions/fish $(DESTDIR)$(FISHCOMPDIR)/ptybroker.fish
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ptybroker $(DESTDIR)$(MANDIR)/ptybroker.1
+	rm -f $(DESTDIR)$(BINDIR)/ptybroker $(DESTDIR)$(MANDIR)/ptybroker.1 \
+	  $(DESTDIR)$(BASHCOMPDIR)/ptybroker $(DESTDIR)$(ZSHCOMPDIR)/_ptybroker \
+	  $(DESTDIR)$(FISHCOMPDIR)/ptybroker.fish
 
 # Side by side with tmux; writes BENCHMARKS.md. Not a test: numbers, not verdicts.
 bench: build

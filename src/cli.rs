@@ -1,10 +1,15 @@
 //! The `ptybroker` command line: pty-prompt's verbs (seed 002) and the rest,
 //! each a client of the per-user daemon. One function per verb, found by
-//! name in [`VERBS`]; each parses its options with lexopt, makes its calls and
-//! prints the program's output on stdout and one status line on stderr, all
-//! through [`output`].
+//! name in [`spec::VERBS`] (with its usage and options); each parses its
+//! options with lexopt, makes its calls and prints the program's output on
+//! stdout and one status line on stderr, all through [`output`]. The verbs
+//! that run in this process (servers, `render`) are in [`local`].
 
+mod complete;
+pub mod help;
+mod local;
 pub mod output;
+pub mod spec;
 
 use std::time::{Duration, SystemTime};
 
@@ -40,6 +45,19 @@ impl From<lexopt::Error> for Failure {
 }
 
 impl Failure {
+    /// Not a failure: the verb met `-h` or `--help` and stopped there; the
+    /// dispatcher prints its help (see [`Failure::is_help`]).
+    pub fn help() -> Failure {
+        Failure {
+            message: String::new(),
+            exit: 0,
+        }
+    }
+
+    pub fn is_help(&self) -> bool {
+        self.exit == 0 && self.message.is_empty()
+    }
+
     /// Exit with `code` and no line of our own: `--exit-code` passing on
     /// the program's status (the status line has said how it ended).
     pub fn quiet(code: u8) -> Failure {
@@ -64,14 +82,14 @@ fn exit_as_program(c: &Common, status: &Value) -> Result<(), Failure> {
     }
 }
 
+/// A usage error (exit 2); the dispatcher adds where the verb's help is
+/// (see [`help::advise`]).
 fn usage(msg: impl Into<String>) -> Failure {
     Failure {
-        message: format!("{} (see ptybroker --help)", msg.into()),
+        message: msg.into(),
         exit: 2,
     }
 }
-
-type Verb = fn(&mut lexopt::Parser) -> Result<(), Failure>;
 
 /// An argument detached from the parser's borrow, so that shared options can
 /// be handled by one function while the verb still owns the parser.
@@ -82,9 +100,20 @@ enum Opt {
 }
 
 impl Opt {
+    /// The next argument; `-h` or `--help` ends the verb with
+    /// [`Failure::help`], so no verb parses them itself.
     fn next(p: &mut lexopt::Parser) -> Result<Option<Opt>, Failure> {
         Ok(match p.next()? {
             None => None,
+            Some(lexopt::Arg::Short('h')) => {
+                // `-hx` is not a request for help: a text such as `-hello`
+                // typed without `--`.
+                if let Some(rest) = p.optional_value() {
+                    return Ok(Some(Opt::Flag(format!("-h{}", rest.to_string_lossy()))));
+                }
+                return Err(Failure::help());
+            }
+            Some(lexopt::Arg::Long("help")) => return Err(Failure::help()),
             Some(lexopt::Arg::Short(c)) => Some(Opt::Flag(format!("-{c}"))),
             Some(lexopt::Arg::Long(l)) => Some(Opt::Flag(format!("--{l}"))),
             Some(lexopt::Arg::Value(v)) => Some(Opt::Value(v)),
@@ -125,22 +154,6 @@ fn value(p: &mut lexopt::Parser) -> Result<String, Failure> {
 fn number(p: &mut lexopt::Parser) -> Result<u64, Failure> {
     Ok(p.value()?.parse::<u64>()?)
 }
-
-/// Every client verb, by name. The man page documents the same list.
-pub const VERBS: &[(&str, Verb)] = &[
-    ("start", start),
-    ("step", step),
-    ("wait", wait),
-    ("stop", stop),
-    ("kill-session", kill_session),
-    ("read", read),
-    ("send", send),
-    ("status", status_verb),
-    ("list", list),
-    ("resize", resize),
-    ("signal", signal),
-    ("record", record),
-];
 
 /// Options shared by most verbs.
 #[derive(Default)]

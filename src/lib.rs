@@ -28,6 +28,7 @@ pub mod cli;
 pub mod client;
 pub mod driver;
 pub mod frame;
+pub mod guide;
 pub mod jsonrpc;
 pub mod keys;
 pub mod limits;

@@ -60,7 +60,8 @@ const UNSUPPORTED_VERSION: i64 = -32022;
 /// set never changes while the process runs.
 const CACHE_TTL_MS: u64 = 3_600_000;
 
-const INSTRUCTIONS: &str = "ptybroker keeps interactive programs alive in pseudo-terminals. Start a shell or program with terminal_start, type with terminal_send (enter=true to press Enter), then terminal_wait (until a regex, with ignore_echo=true, or quiet_ms) and look with terminal_screen (the rendered screen) or terminal_read (new raw output). terminal_interrupt stops a command and keeps the shell; terminal_close ends a session. For one-shot non-interactive commands use terminal_run. No call blocks longer than about 55 s.";
+// The `instructions` sent at initialization: `crate::guide`, beside what
+// `ptybroker help agents` tells an agent using the CLI.
 
 /// Every version we speak, newest first.
 fn supported() -> Vec<&'static str> {
@@ -325,7 +326,7 @@ impl Server {
             "server/discover" if proto.modern() => proto.cacheable(json!({
                 "supportedVersions": supported(),
                 "capabilities": {"tools": {"listChanged": false}},
-                "instructions": INSTRUCTIONS,
+                "instructions": crate::guide::mcp_instructions(),
             })),
             "subscriptions/listen" if proto.modern() => {
                 // Our tool list never changes and we have no resources or
@@ -368,7 +369,7 @@ impl Server {
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": false}},
             "serverInfo": server_info(proto),
-            "instructions": INSTRUCTIONS,
+            "instructions": crate::guide::mcp_instructions(),
         }))
     }
 

@@ -1,0 +1,226 @@
+//! The verbs that run here rather than asking the daemon: the servers
+//! (`daemon`, `serve`, `mcp`, `driver`) and `render`. Found by name in
+//! [`super::spec::VERBS`] like the client verbs.
+
+use std::sync::Arc;
+
+use super::output::{err_line, out};
+use super::{number, value, Failure, Opt};
+use crate::manager::Manager;
+use crate::session::Options;
+use crate::{limits, server, status};
+
+pub fn daemon(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    // It holds sessions (see pty::raise_fd_limit).
+    crate::pty::raise_fd_limit();
+    let mut idle_exit = limits::DAEMON_IDLE_EXIT;
+    while let Some(arg) = Opt::next(p)? {
+        match arg.flag() {
+            "--idle-exit" => idle_exit = std::time::Duration::from_secs(number(p)?),
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    server::daemon(&server::runtime_dir(), idle_exit).map_err(|m| Failure {
+        message: m,
+        exit: 1,
+    })
+}
+
+pub fn mcp(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    // It holds sessions (see pty::raise_fd_limit).
+    crate::pty::raise_fd_limit();
+    if let Some(arg) = Opt::next(p)? {
+        return Err(arg.unexpected());
+    }
+    crate::mcp::serve().map_err(|e| Failure {
+        message: format!("mcp: {e}"),
+        exit: 1,
+    })
+}
+
+pub fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    // It holds sessions (see pty::raise_fd_limit).
+    crate::pty::raise_fd_limit();
+    let usage = |m: &str| Failure {
+        message: format!("serve: {m}"),
+        exit: 2,
+    };
+    let mut cmd: Option<String> = None;
+    let mut socket: Option<String> = None;
+    let mut port: Option<String> = None;
+    let mut host = "127.0.0.1".to_string();
+    let mut cols = 100u64;
+    let mut rows = 30u64;
+    let mut cwd: Option<String> = None;
+    let mut token_file: Option<String> = None;
+    let mut insecure = false;
+    while let Some(arg) = Opt::next(p)? {
+        match arg.flag() {
+            "--cmd" => cmd = Some(value(p)?),
+            "--socket" => socket = Some(value(p)?),
+            "--port" => port = Some(value(p)?),
+            "--host" => host = value(p)?,
+            "--cols" => cols = number(p)?,
+            "--rows" => rows = number(p)?,
+            "--cwd" => cwd = Some(value(p)?),
+            "--token-file" => token_file = Some(value(p)?),
+            "--insecure-no-token" => insecure = true,
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    let cmd = cmd.ok_or_else(|| usage("--cmd is required"))?;
+    if cmd.trim().is_empty() {
+        return Err(usage("--cmd must name a program"));
+    }
+    let (cols, rows) = limits::check_size(cols, rows).map_err(|m| usage(&m))?;
+    // Before any thread starts (see `server::ExitSignals::take`).
+    let signals = server::ExitSignals::take().map_err(|e| Failure {
+        message: format!("serve: cannot take signals: {e}"),
+        exit: 1,
+    })?;
+    let listener = match (socket, port) {
+        (Some(_), Some(_)) => return Err(usage("--socket and --port are mutually exclusive")),
+        (None, None) => return Err(usage("one of --socket PATH or --port N is required")),
+        (Some(path), None) => {
+            server::serve_unix(std::path::Path::new(&path)).map_err(|m| usage(&m))?
+        }
+        (None, Some(port)) => {
+            let port: u16 =
+                port.parse().ok().filter(|p| *p >= 1).ok_or_else(|| {
+                    usage(&format!("--port must be a port in 1-65535, got {port:?}"))
+                })?;
+            let token = if insecure {
+                None
+            } else {
+                Some(load_or_make_token(token_file.as_deref(), port)?)
+            };
+            server::serve_tcp(&host, port, token).map_err(|m| usage(&m))?
+        }
+    };
+    let manager = Arc::new(Manager::new());
+    let mut opts = Options::new(crate::session::shell_argv(&cmd));
+    opts.spawn.cols = cols;
+    opts.spawn.rows = rows;
+    opts.spawn.cwd = cwd.map(Into::into);
+    manager
+        .start("default", &opts, false)
+        .map_err(|e| Failure {
+            message: e.to_string(),
+            exit: 1,
+        })?;
+    server::run(
+        listener,
+        manager,
+        server::Config {
+            serve: true,
+            idle_exit: None,
+            signals: Some(signals.clone()),
+        },
+    )
+    .map_err(|e| Failure {
+        message: e.to_string(),
+        exit: 1,
+    })?;
+    match signals.received() {
+        // As a shell reports a program ended by a signal.
+        Some(sig) => Err(Failure {
+            message: format!(
+                "serve: ended by signal {sig} ({}); its program was killed",
+                status::signal_name(sig)
+            ),
+            exit: u8::try_from(128 + sig).unwrap_or(1),
+        }),
+        None => Ok(()),
+    }
+}
+
+pub fn driver(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    // It holds sessions (see pty::raise_fd_limit).
+    crate::pty::raise_fd_limit();
+    if let Some(arg) = Opt::next(p)? {
+        return Err(arg.unexpected());
+    }
+    crate::driver::run()
+}
+
+pub fn render(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    let usage = |m: String| Failure {
+        message: format!("render: {m}"),
+        exit: 2,
+    };
+    let (mut cols, mut rows) = (None, None);
+    let mut format = crate::replay::Format::Text;
+    let mut file: Option<std::ffi::OsString> = None;
+    while let Some(arg) = Opt::next(p)? {
+        match (arg, file.is_none()) {
+            (Opt::Value(v), true) => file = Some(v),
+            (arg, _) => match arg.flag() {
+                "--cols" => cols = Some(number(p)?),
+                "--rows" => rows = Some(number(p)?),
+                "--format" => format = crate::replay::Format::parse(&value(p)?).map_err(usage)?,
+                _ => return Err(arg.unexpected()),
+            },
+        }
+    }
+    let file = file.ok_or_else(|| {
+        usage("name a file to render (a raw capture or an asciicast v2 .cast)".into())
+    })?;
+    let size = match (cols, rows) {
+        (None, None) => None,
+        (c, r) => Some(limits::check_size(c.unwrap_or(80), r.unwrap_or(24)).map_err(usage)?),
+    };
+    let data = std::fs::read(&file).map_err(|e| Failure {
+        message: format!("cannot read {}: {e}", file.to_string_lossy()),
+        exit: 1,
+    })?;
+    let scr = crate::replay::replay(&data, size).map_err(|m| Failure {
+        message: m,
+        exit: 1,
+    })?;
+    out(&crate::replay::show(&scr, format))
+}
+
+/// The TCP token: from `--token-file`, else `$PTYBROKER_TOKEN`, else a new
+/// one written to a private file whose path is printed (never the token).
+fn load_or_make_token(file: Option<&str>, port: u16) -> Result<String, Failure> {
+    let err = |m: String| Failure {
+        message: m,
+        exit: 1,
+    };
+    if let Some(f) = file {
+        let t = std::fs::read_to_string(f)
+            .map_err(|e| err(format!("cannot read token file {f}: {e}")))?;
+        let t = t.trim().to_string();
+        if t.is_empty() {
+            return Err(err(format!("token file {f} is empty")));
+        }
+        return Ok(t);
+    }
+    if let Ok(t) = std::env::var("PTYBROKER_TOKEN") {
+        if !t.is_empty() {
+            return Ok(t);
+        }
+    }
+    let dir = server::runtime_dir();
+    server::ensure_private_dir(&dir).map_err(err)?;
+    let path = dir.join(format!("serve-{port}.token"));
+    let token = server::new_token().map_err(err)?;
+    {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| err(format!("cannot write {}: {e}", path.display())))?;
+        f.write_all(token.as_bytes())
+            .map_err(|e| err(format!("cannot write {}: {e}", path.display())))?;
+    }
+    err_line(&format!(
+        "ptybroker serve: token written to {} (send it first: {{\"jsonrpc\":\"2.0\",\"method\":\"auth\",\"params\":{{\"token\":\"...\"}},\"id\":0}})",
+        path.display()
+    ));
+    Ok(token)
+}
