@@ -40,8 +40,15 @@ Common options:
       --json           print the call's result as one JSON object (not resize, signal)
       --exit-code      start/step/wait/stop: once the program has exited, exit with
                        its status (128+N for signal N) instead of 0
+      --max-bytes N    start/step/wait/read: print at most N bytes of output (default
+                       32768, 0: all): whole lines from the head and the tail, and a
+                       line saying what was left out and the read that prints it
+      --head N, --tail N  keep N lines from the start / the end instead
+      --changed        step/read: of a full-screen program, only the rows that
+                       changed since the screen last shown (N: text)
 start: --cols C --rows R --cwd DIR --env NAME=VALUE --clean-env --term T --replace
-read:  --top N | --bottom N | --start A --end B, --history, --ansi
+read:  --top N | --bottom N (lines of content; --rows: terminal rows) | --start A --end B,
+       --history, --ansi; --from A --to B: the output between two offsets (as a marker says)
 send:  --key NAME, --text TEXT, --paste TEXT, --enter
 resize: --cols C --rows R
 
