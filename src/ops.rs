@@ -566,10 +566,10 @@ pub fn output_text(
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Changes {
     pub rows: Vec<String>,
-    /// Rows (from 0) that differ; every row when `whole`.
+    /// Rows (from 0) that differ.
     pub changed: Vec<usize>,
     /// Nothing comparable was shown before (the first time, or a screen of
-    /// another height).
+    /// another height), or most rows changed: the screen is shown whole.
     pub whole: bool,
 }
 
@@ -581,7 +581,7 @@ impl Changes {
             return join_lines(&self.rows);
         }
         let mut out = format!(
-            "[{} of {} rows changed since the screen last shown; rows not listed are as they were]\n",
+            "[{} of {} rows changed since the screen last shown]\n",
             self.changed.len(),
             self.rows.len()
         );
@@ -599,10 +599,13 @@ pub fn screen_changes(s: &Session) -> Changes {
     let rows: Vec<String> =
         s.with_screen(|scr| (0..scr.rows() as usize).map(|r| scr.row_text(r)).collect());
     let before = s.swap_shown(rows.clone());
-    let whole = before.len() != rows.len();
-    let changed = (0..rows.len())
-        .filter(|&r| whole || before[r] != rows[r])
+    let comparable = before.len() == rows.len();
+    let changed: Vec<usize> = (0..rows.len())
+        .filter(|&r| !comparable || before[r] != rows[r])
         .collect();
+    // Most rows new (another screen: vim opening the commit message after
+    // the todo list): the screen itself reads better, and is shorter.
+    let whole = !comparable || changed.len() * 2 > rows.len();
     Changes {
         rows,
         changed,

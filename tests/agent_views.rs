@@ -192,6 +192,18 @@ fn changed_shows_only_the_rows_that_changed() {
     assert!(rows.iter().all(|r| re(r"^\d+: ").is_match(r)), "{out:?}");
     assert!(rows.iter().all(|r| !r.starts_with("2: ")), "{out:?}");
     assert!(rows.len() <= 3, "{out:?}");
+    // Another file: most rows change, and the screen is shown whole.
+    std::fs::write(
+        dir.join("other.txt"),
+        (1..=20).map(|i| format!("other {i}\n")).collect::<String>(),
+    )
+    .expect("write");
     sb.run(&["send", "-s", "v", "--key", "Escape"]).ok();
+    // vim redraws before it waits for the next key: the step has it all.
+    let out = sb
+        .run(&["step", "-s", "v", "--changed", ":e! other.txt"])
+        .ok()
+        .stdout;
+    assert!(out.starts_with("other 1\nother 2\n"), "{out:?}");
     sb.run(&["step", "-s", "v", ":q!"]).ok();
 }
