@@ -556,7 +556,7 @@ pub fn output_text(
         Some((start, end)) => text
             .split_inclusive('\n')
             .skip(start.saturating_sub(1))
-            .take((end + 1).saturating_sub(start.max(1)))
+            .take(end.saturating_add(1).saturating_sub(start.max(1)))
             .collect(),
     })
 }

@@ -674,7 +674,10 @@ fn output_range(p: &Params, s: &Session, to: u64) -> Result<Value, RpcError> {
     };
     let lines = match (opt_u64(p, "start")?, opt_u64(p, "end")?) {
         (None, None) => None,
-        (Some(a), Some(b)) if a >= 1 && b >= a => Some((a as usize, b as usize)),
+        (Some(a), Some(b)) if a >= 1 && b >= a => {
+            let n = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+            Some((n(a), n(b)))
+        }
         _ => {
             return Err(RpcError::params(
                 "start and end go together, from 1, end not before start",

@@ -568,16 +568,17 @@ impl Capped {
 pub fn cap(text: &str, cap: Cap) -> Capped {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let n = lines.len();
-    let bound = |b: usize| if b == 0 { usize::MAX } else { b };
+    let total = if cap.max_bytes == 0 {
+        usize::MAX
+    } else {
+        cap.max_bytes
+    };
     let (want_head, want_tail, head_bytes, tail_bytes) = match (cap.head, cap.tail) {
-        (None, None) if cap.max_bytes == 0 || text.len() <= cap.max_bytes => (n, 0, usize::MAX, 0),
-        (None, None) => (n, n, cap.max_bytes / 4, cap.max_bytes - cap.max_bytes / 4),
-        (Some(h), None) => (h, 0, bound(cap.max_bytes), 0),
-        (None, Some(t)) => (0, t, 0, bound(cap.max_bytes)),
-        (Some(h), Some(t)) => {
-            let half = cap.max_bytes / 2;
-            (h, t, bound(half), bound(cap.max_bytes - half))
-        }
+        (None, None) if text.len() <= total => (n, 0, total, 0),
+        (None, None) => (n, n, total / 4, total - total / 4),
+        (Some(h), None) => (h, 0, total, 0),
+        (None, Some(t)) => (0, t, 0, total),
+        (Some(h), Some(t)) => (h, t, total / 2, total - total / 2),
     };
     // Whole lines from each end, as many as asked for and fit.
     let take = |it: &mut dyn Iterator<Item = &&str>, want: usize, budget: usize| {
@@ -872,6 +873,13 @@ mod tests {
         };
         assert_eq!(cap("a\nb", tail).join("~"), "~b");
         // Asking for more than there is keeps everything.
+        // A byte bound smaller than the lines asked for cuts them further.
+        let tight = Cap {
+            head: Some(5),
+            tail: Some(5),
+            max_bytes: 8,
+        };
+        assert_eq!(cap(&text, tight).join("|"), "1\n2\n|100\n");
         let all = Cap {
             head: Some(60),
             tail: Some(60),

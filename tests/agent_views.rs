@@ -93,11 +93,19 @@ fn long_output_keeps_head_and_tail_and_the_marker_prints_the_rest() {
     assert_eq!(numbers, want);
 
     // `--head`/`--tail` choose lines; the marker's lines are the rest.
-    sb.run(&["send", "-s", "b", "seq 1 500; echo DONE", "--key", "Enter"])
-        .ok();
+    // (The typed line does not hold the text waited for.)
+    sb.run(&[
+        "send",
+        "-s",
+        "b",
+        "seq 1 500; echo END-$((1+1))",
+        "--key",
+        "Enter",
+    ])
+    .ok();
     let out = sb
         .run(&[
-            "wait", "-s", "b", "--match", "DONE", "--head", "3", "--tail", "2",
+            "wait", "-s", "b", "--match", "END-2", "--head", "3", "--tail", "2",
         ])
         .ok();
     let (lines, _, args, head, tail) = marker(&out.stdout);
@@ -116,6 +124,23 @@ fn long_output_keeps_head_and_tail_and_the_marker_prints_the_rest() {
     assert!(out.stdout.contains("\n15000\n"));
     let out = sb.run(&["step", "-s", "b", "echo small"]).ok();
     assert!(!out.stdout.contains("left out"), "{:?}", out.stdout);
+
+    // Ranges are checked: past the output's end, or backwards, is an
+    // error; any line numbers are fine.
+    let far = u64::MAX.to_string();
+    let out = sb
+        .run(&[
+            "read", "-s", "b", "--from", "0", "--to", "1", "--start", "1", "--end", &far,
+        ])
+        .ok();
+    assert!(out.stdout.len() <= 1, "{out:?}");
+    for args in [["--from", "0", "--to", &far], ["--from", "5", "--to", "4"]] {
+        let mut all = vec!["read", "-s", "b"];
+        all.extend(args);
+        let out = sb.run(&all);
+        assert_eq!(out.code(), 1, "{out:?}");
+        assert!(out.stderr.contains("offset"), "{out:?}");
+    }
 }
 
 #[test]
