@@ -20,7 +20,7 @@ use crate::client::{CallError, Client, Found};
 use crate::session::Exit;
 use crate::status::{self, State};
 use crate::{keys, limits, manager, ops};
-use output::{err_line, out_json, out_text};
+use output::{err_line, out, out_json, out_text};
 
 /// A verb's failure: printed in the status line's bracketed form.
 pub struct Failure {
@@ -155,6 +155,87 @@ fn number(p: &mut lexopt::Parser) -> Result<u64, Failure> {
     Ok(p.value()?.parse::<u64>()?)
 }
 
+/// `--max-bytes N`, `--head N`, `--tail N`: how much output `start`,
+/// `step`, `wait` and `read` print (see [`crate::text::Cap`]); by default
+/// [`limits::OUTPUT_CAP_BYTES`], head and tail.
+#[derive(Default)]
+struct CapOpts {
+    max_bytes: Option<u64>,
+    head: Option<u64>,
+    tail: Option<u64>,
+}
+
+impl CapOpts {
+    /// Take `arg` if it is a cap option.
+    fn take(&mut self, arg: &Opt, p: &mut lexopt::Parser) -> Result<bool, Failure> {
+        let slot = match arg.flag() {
+            "--max-bytes" => &mut self.max_bytes,
+            "--head" => &mut self.head,
+            "--tail" => &mut self.tail,
+            _ => return Ok(false),
+        };
+        *slot = Some(number(p)?);
+        Ok(true)
+    }
+
+    fn params(&self, p: &mut Map<String, Value>) {
+        let max = self.max_bytes.unwrap_or(limits::OUTPUT_CAP_BYTES as u64);
+        p.insert("maxBytes".into(), json!(max));
+        if let Some(h) = self.head {
+            p.insert("head".into(), json!(h));
+        }
+        if let Some(t) = self.tail {
+            p.insert("tail".into(), json!(t));
+        }
+    }
+}
+
+/// `text` (a result's output) with the omission marker where the cap left
+/// lines out: how many, and the `read` that prints exactly those.
+fn with_marker(text: &str, r: &Value, session: &str) -> String {
+    let o = &r["omitted"];
+    let Some(at) = o["at"].as_u64().and_then(|a| usize::try_from(a).ok()) else {
+        return text.to_string();
+    };
+    let Some((head, tail)) = text.split_at_checked(at) else {
+        return text.to_string();
+    };
+    let mut cmd = format!("ptybroker read -s {}", shell_word(session));
+    let lines = format!("--start {} --end {} --max-bytes 0", o["start"], o["end"]);
+    if o["output"].is_object() {
+        let out = &o["output"];
+        cmd.push_str(&format!(
+            " --from {} --to {} {lines}",
+            out["offset"], out["to"]
+        ));
+        if out["view"] == "raw" {
+            cmd.push_str(" --raw");
+        }
+    } else if o["screen"].is_object() {
+        if o["screen"]["history"] == true {
+            cmd.push_str(" --history");
+        }
+        if o["screen"]["format"] == "ansi" {
+            cmd.push_str(" --ansi");
+        }
+        cmd.push_str(&format!(" {lines}"));
+    }
+    format!(
+        "{head}[ptybroker: {} lines ({} bytes) left out here; print them with: {cmd}]\n{tail}",
+        o["lines"], o["bytes"]
+    )
+}
+
+/// `word` as one word for a POSIX shell.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._-+:,/@%=".contains(c);
+    if word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// Options shared by most verbs.
 #[derive(Default)]
 struct Common {
@@ -256,8 +337,12 @@ fn report_status(client: &Client, c: &Common) -> Result<(), Failure> {
     Ok(())
 }
 
-fn step_params(c: &Common, text: Option<String>) -> Value {
+fn step_params(c: &Common, text: Option<String>, cap: &CapOpts, changed: bool) -> Value {
     let mut p = c.params();
+    cap.params(&mut p);
+    if changed {
+        p.insert("changed".into(), json!(true));
+    }
     if let Some(t) = text {
         p.insert("text".into(), json!(t));
     }
@@ -279,7 +364,11 @@ fn print_step(r: &Value, c: &Common) -> Result<(), Failure> {
     if c.json {
         out_json(r)?;
     } else {
-        out_text(r["output"].as_str().unwrap_or(""))?;
+        out_text(&with_marker(
+            r["output"].as_str().unwrap_or(""),
+            r,
+            c.name(),
+        ))?;
     }
     if r["dropped"].as_u64().unwrap_or(0) > 0 {
         err_line(&status::error_line(&format!(
@@ -299,8 +388,9 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let mut env: Map<String, Value> = Map::new();
     let mut clean = false;
     let (mut cols, mut rows) = (None, None);
+    let mut cap = CapOpts::default();
     while let Some(arg) = Opt::next(p)? {
-        if c.take(&arg, p)? {
+        if c.take(&arg, p)? || cap.take(&arg, p)? {
             continue;
         }
         match arg.flag() {
@@ -375,7 +465,7 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
         err_line(&status::error_line(&n));
     }
     Client::call_on(stream, "pty/start", Value::Object(params))?;
-    let r = client.call("pty/step", step_params(&c, None))?;
+    let r = client.call("pty/step", step_params(&c, None, &cap, false))?;
     print_step(&r, &c)?;
     exit_as_program(&c, &r["status"])
 }
@@ -383,17 +473,25 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
 fn step(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let mut c = Common::default();
     let mut text: Option<String> = None;
+    let mut cap = CapOpts::default();
+    let mut changed = false;
     while let Some(arg) = Opt::next(p)? {
-        if c.take(&arg, p)? {
+        if c.take(&arg, p)? || cap.take(&arg, p)? {
             continue;
         }
         match arg.flag() {
             "--exit-code" => c.exit_code = true,
+            "--changed" => changed = true,
             "" if text.is_none() => text = Some(arg.text()?),
             _ => return Err(arg.unexpected()),
         }
     }
-    let r = Client::new().call("pty/step", step_params(&c, text))?;
+    if changed && c.raw {
+        return Err(usage(
+            "--changed shows rows of text: it cannot be combined with --raw",
+        ));
+    }
+    let r = Client::new().call("pty/step", step_params(&c, text, &cap, changed))?;
     print_step(&r, &c)?;
     exit_as_program(&c, &r["status"])
 }
@@ -401,8 +499,9 @@ fn step(p: &mut lexopt::Parser) -> Result<(), Failure> {
 fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let mut c = Common::default();
     let mut matching: Option<String> = None;
+    let mut cap = CapOpts::default();
     while let Some(arg) = Opt::next(p)? {
-        if c.take(&arg, p)? {
+        if c.take(&arg, p)? || cap.take(&arg, p)? {
             continue;
         }
         match arg.flag() {
@@ -423,6 +522,7 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
     // `stop` or `kill-session` ends meanwhile is gone right after.
     params.insert("output".into(), json!(true));
     params.insert("raw".into(), json!(c.raw));
+    cap.params(&mut params);
     let w = client.call("pty/wait", Value::Object(params))?;
     let st = w["status"].clone();
     if c.json {
@@ -430,7 +530,11 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
         // beside it (output, dropped, status), in the names `pty/step` uses.
         out_json(&w)?;
     } else {
-        out_text(w["output"].as_str().unwrap_or(""))?;
+        out_text(&with_marker(
+            w["output"].as_str().unwrap_or(""),
+            &w,
+            c.name(),
+        ))?;
     }
     print_status(&st);
     if matching.is_some() && w["reason"] == "exited" {
@@ -496,11 +600,30 @@ fn read(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let mut c = Common::default();
     let mut params = Map::new();
     let mut rows: [Option<u64>; 4] = [None; 4];
+    let mut cap = CapOpts::default();
+    let (mut from, mut to) = (None, None);
+    let (mut terminal_rows, mut changed) = (false, false);
     while let Some(arg) = Opt::next(p)? {
-        if c.take(&arg, p)? {
+        if c.take(&arg, p)? || cap.take(&arg, p)? {
             continue;
         }
         let i = match arg.flag() {
+            "--from" => {
+                from = Some(number(p)?);
+                continue;
+            }
+            "--to" => {
+                to = Some(number(p)?);
+                continue;
+            }
+            "--rows" => {
+                terminal_rows = true;
+                continue;
+            }
+            "--changed" => {
+                changed = true;
+                continue;
+            }
             "--top" => 0,
             "--bottom" => 1,
             "--start" => 2,
@@ -518,18 +641,83 @@ fn read(p: &mut lexopt::Parser) -> Result<(), Failure> {
         rows[i] = Some(number(p)?);
     }
     check_rows(rows)?;
+    if from.is_some() || to.is_some() {
+        return read_output(&c, (from, to), rows, &cap, params.is_empty() && !changed);
+    }
+    if terminal_rows && rows[1].is_none() {
+        return Err(usage(
+            "--rows goes with --bottom N: the last N rows of the terminal",
+        ));
+    }
+    if changed && (rows.iter().any(Option::is_some) || !params.is_empty()) {
+        return Err(usage(
+            "--changed compares whole screens: it takes no rows, --history or --ansi",
+        ));
+    }
     for (key, n) in ["top", "bottom", "start", "end"].into_iter().zip(rows) {
         if let Some(n) = n {
+            // `--bottom` counts lines of content, `--rows` terminal rows
+            // (`pty/read`'s `bottom`, as seed 000 has it).
+            let key = if key == "bottom" && !terminal_rows {
+                "last"
+            } else {
+                key
+            };
             params.insert(key.into(), json!(n));
         }
     }
+    if changed {
+        params.insert("changed".into(), json!(true));
+    }
+    cap.params(&mut params);
     params.extend(c.params());
     let client = Client::new();
     let r = client.call("pty/read", Value::Object(params))?;
     if c.json {
         out_json(&r)
     } else {
-        out_text(r["screen"].as_str().unwrap_or(""))
+        out_text(&with_marker(
+            r["screen"].as_str().unwrap_or(""),
+            &r,
+            c.name(),
+        ))
+    }
+}
+
+/// `read --from A --to B`: the output between two transcript offsets as a
+/// step showed it (lines `--start`..`--end` of it), what an omission marker
+/// names. `alone`: no screen option was given with it.
+fn read_output(
+    c: &Common,
+    range: (Option<u64>, Option<u64>),
+    rows: [Option<u64>; 4],
+    cap: &CapOpts,
+    alone: bool,
+) -> Result<(), Failure> {
+    let (Some(from), Some(to)) = range else {
+        return Err(usage(
+            "--from and --to go together: transcript offsets, as a marker gives them",
+        ));
+    };
+    if rows[0].is_some() || rows[1].is_some() || !alone {
+        return Err(usage(
+            "--from/--to read output, not the screen: no --top, --bottom, --history, --ansi or --changed",
+        ));
+    }
+    let mut params = c.params();
+    params.insert("offset".into(), json!(from));
+    params.insert("to".into(), json!(to));
+    params.insert("view".into(), json!(if c.raw { "raw" } else { "lines" }));
+    if let [_, _, Some(a), Some(b)] = rows {
+        params.insert("start".into(), json!(a));
+        params.insert("end".into(), json!(b));
+    }
+    cap.params(&mut params);
+    let r = Client::new().call("pty/output", Value::Object(params))?;
+    if c.json {
+        out_json(&r)
+    } else {
+        out(&with_marker(r["data"].as_str().unwrap_or(""), &r, c.name()))
     }
 }
 

@@ -63,6 +63,16 @@ pub const STOP_GRACE: Duration = Duration::from_millis(2_000);
 /// for the requests in flight on other connections (a `pty/wait`) to be
 /// answered.
 pub const EXIT_ANSWER_WAIT: Duration = Duration::from_secs(5);
+/// The CLI: the most output `start`, `step`, `wait` and `read` print by
+/// default, in bytes: whole lines, a quarter from the head (what the
+/// command began with: its first error) and the rest from the tail (how it
+/// ended: the summary, the prompt). An agent reads every byte a call
+/// prints into its context; 32 KiB (some 8,000 tokens) is more than a
+/// screen of any real size or a typical build's answer, and far less than
+/// the transcript ring. What is left out stays readable: the omission
+/// marker names the `read` that prints exactly those lines (from the
+/// transcript, while the ring holds them). `--max-bytes 0` lifts the cap.
+pub const OUTPUT_CAP_BYTES: usize = 32 * 1024;
 /// The quiet window of `start` and `step` (pty-prompt's default).
 pub const DEFAULT_QUIET: Duration = Duration::from_millis(500);
 /// Settling: after the kernel first says the program waits for input, it

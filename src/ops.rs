@@ -20,6 +20,10 @@ pub enum Selection {
     Bottom(usize),
     /// 1-based, inclusive.
     Range(usize, usize),
+    /// The last `n` lines of content: rows down to the last one that is not
+    /// blank or the cursor's, whichever is lower (the CLI's `read
+    /// --bottom`; `Bottom` counts the terminal's rows, blank or not).
+    Last(usize),
 }
 
 /// How the screen is rendered.
@@ -45,6 +49,9 @@ pub struct ScreenView {
     pub alt_screen: bool,
     /// The structured frame, for [`Format::Json`].
     pub frame: Option<serde_json::Value>,
+    /// The row (with history, the history line) that `text` starts at,
+    /// counted from 1 as `Selection::Range` counts.
+    pub first: usize,
 }
 
 /// Lines as the seed renders them: each followed by `\n`, trailing blank
@@ -70,6 +77,7 @@ pub fn screen(s: &Session, sel: Selection, format: Format, history: bool) -> Scr
         if history {
             lines.extend((0..scr.scrollback_len()).map(|i| scr.scrollback_row_text(i)));
         }
+        let above = lines.len();
         match format {
             Format::Text => lines.extend((0..rows).map(|r| scr.row_text(r))),
             Format::Ansi => lines.extend(scr.render_ansi().split('\n').map(str::to_string)),
@@ -84,6 +92,10 @@ pub fn screen(s: &Session, sel: Selection, format: Format, history: bool) -> Scr
                 let a = start.clamp(1, n.max(1)) - 1;
                 (a.min(n), end.clamp(a, n))
             }
+            Selection::Last(k) => {
+                let end = (above + content_rows(scr)).min(n);
+                (end - k.min(end), end)
+            }
         };
         ScreenView {
             text: join_lines(&lines[a..b]),
@@ -93,8 +105,20 @@ pub fn screen(s: &Session, sel: Selection, format: Format, history: bool) -> Scr
             title: scr.title().to_string(),
             alt_screen: scr.is_alt_screen(),
             frame: (format == Format::Json).then(|| crate::frame::frame_json(scr)),
+            first: a + 1,
         }
     })
+}
+
+/// How many rows from the top hold content: down to the last row that is
+/// not blank, or the cursor's row if it is lower (a prompt on a blank line).
+fn content_rows(scr: &crate::vt::Screen) -> usize {
+    let rows = scr.rows() as usize;
+    let last_text = (0..rows)
+        .rev()
+        .find(|&r| !scr.row_text(r).trim_end().is_empty())
+        .map_or(0, |r| r + 1);
+    last_text.max(scr.cursor().row as usize + 1).min(rows)
 }
 
 /// One unit of input, in the order given.
@@ -268,6 +292,9 @@ pub struct StepResult {
     /// which loses nothing.
     pub dropped: u64,
     pub status: Status,
+    /// Where `output` can be read again line by line (see [`cap_text`]);
+    /// `None` for a view that cannot (changed rows).
+    pub source: Option<Source>,
 }
 
 /// pty-prompt's `step`: send `text` (plus Enter), wait until settled (or
@@ -349,21 +376,41 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
         View::Stream => false,
     };
     // Only output that lost bytes says so: a screen lost nothing.
-    let (output, dropped) = match lines {
+    let stream = Source::Output {
+        from: chunk.start + cut as u64,
+        to: chunk.next,
+        raw,
+        first: 1,
+    };
+    let (output, dropped, source) = match lines {
         // Repainted on the primary screen: the lines that scrolled off
         // since the mark, then the screen; lossy only if the scrollback no
         // longer holds them all.
         _ if repaints && !alt && view == View::Auto => {
-            let (mut out, lost) = scrolled_since(s, mark_line);
+            let (mut out, lost, first) = scrolled_since(s, mark_line);
             out.push_str(&screen(s, Selection::All, Format::Text, false).text);
-            (out, if lost { stream_dropped } else { 0 })
+            let source = Source::Screen {
+                first,
+                history: true,
+                ansi: false,
+            };
+            (out, if lost { stream_dropped } else { 0 }, source)
         }
         _ if is_screen => {
             let fmt = if raw { Format::Ansi } else { Format::Text };
-            (screen(s, Selection::All, fmt, false).text, 0)
+            let source = Source::Screen {
+                first: 1,
+                history: false,
+                ansi: raw,
+            };
+            (screen(s, Selection::All, fmt, false).text, 0, source)
         }
-        Some(lines) => (lines.text, stream_dropped),
-        None => (String::from_utf8_lossy(data).into_owned(), stream_dropped),
+        Some(lines) => (lines.text, stream_dropped, stream),
+        None => (
+            String::from_utf8_lossy(data).into_owned(),
+            stream_dropped,
+            stream,
+        ),
     };
     StepResult {
         output,
@@ -372,6 +419,7 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
         waited,
         dropped,
         status: s.status(),
+        source: Some(source),
     }
 }
 
@@ -391,9 +439,10 @@ fn whole_line_start(data: &[u8]) -> usize {
 }
 
 /// The history lines from absolute line `from` on (see
-/// [`crate::vt::Screen::history_total`]), each ending in `\n`, and whether
-/// some of them are no longer held.
-fn scrolled_since(s: &Session, from: u64) -> (String, bool) {
+/// [`crate::vt::Screen::history_total`]), each ending in `\n`, whether
+/// some of them are no longer held, and the number of the first of them
+/// among the history lines `screen` shows (from 1).
+fn scrolled_since(s: &Session, from: u64) -> (String, bool, usize) {
     s.with_screen(|scr| {
         let len = scr.scrollback_len();
         let first = scr.history_total() - len as u64;
@@ -403,8 +452,182 @@ fn scrolled_since(s: &Session, from: u64) -> (String, bool) {
             out.push_str(&scr.scrollback_row_text(i));
             out.push('\n');
         }
-        (out, from < first)
+        (out, from < first, skip + 1)
     })
+}
+
+/// Where a text shown to a caller came from, so that lines left out of it
+/// can be read again, exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The transcript's bytes `from..to` in the line view
+    /// ([`text::line_view`]), or as they are with `raw` (see
+    /// [`output_text`]); the text starts at line `first` of that view.
+    Output {
+        from: u64,
+        to: u64,
+        raw: bool,
+        first: usize,
+    },
+    /// Rows as [`screen`] shows them (with `history`, the history lines,
+    /// then the screen's rows; with `ansi`, in [`Format::Ansi`]); the text
+    /// starts at row `first`. Valid while the screen shows the same.
+    Screen {
+        first: usize,
+        history: bool,
+        ansi: bool,
+    },
+}
+
+/// Lines [`cap_text`] left out, and where to read them again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Omission {
+    pub lines: usize,
+    pub bytes: usize,
+    /// Where they were in the capped text: the byte offset for a marker.
+    pub at: usize,
+    /// The first and last of them as `source` counts its lines (from 1).
+    pub start: usize,
+    pub end: usize,
+    pub source: Option<Source>,
+}
+
+/// Cap `text` (output shown to a caller, read from `source`) to its head
+/// and tail per `cap`, and say what was left out and where it can be read:
+/// the one cap of every verb that prints output. The front end shows the
+/// omission where [`Omission::at`] says.
+pub fn cap_text(text: &mut String, cap: text::Cap, source: Option<Source>) -> Option<Omission> {
+    let c = text::cap(text, cap);
+    let o = c.omitted?;
+    let first = match source {
+        Some(Source::Output { first, .. } | Source::Screen { first, .. }) => first,
+        None => 1,
+    };
+    let at = c.head.len();
+    *text = c.join("");
+    Some(Omission {
+        lines: o.lines,
+        bytes: o.bytes,
+        at,
+        start: first + o.first - 1,
+        end: first + o.last() - 1,
+        source,
+    })
+}
+
+/// The transcript's bytes `from..to` as a step showed them (the line view,
+/// or with `raw` the bytes as they are), lines `start..=end` of it when
+/// given (from 1, cut at the last): what an omission of a
+/// [`Source::Output`] names. The bytes must still be in the ring.
+pub fn output_text(
+    s: &Session,
+    (from, to): (u64, u64),
+    raw: bool,
+    lines: Option<(usize, usize)>,
+) -> Result<String, Error> {
+    if to < from {
+        return Err(Error::Invalid(format!(
+            "the end offset {to} is before the start {from}"
+        )));
+    }
+    let end = s.output_end();
+    if to > end {
+        return Err(Error::Invalid(format!(
+            "offset {to} is past the end of the output ({end} bytes so far)"
+        )));
+    }
+    let want = usize::try_from(to - from).unwrap_or(usize::MAX);
+    let mut chunk = output(s, from, want);
+    if chunk.start > from {
+        return Err(Error::Failed(format!(
+            "the output from offset {from} is no longer held: the buffer keeps the last {} KiB, from offset {} now",
+            limits::TRANSCRIPT_BYTES / 1024,
+            chunk.start
+        )));
+    }
+    chunk.data.truncate(want);
+    let text = if raw {
+        String::from_utf8_lossy(&chunk.data).into_owned()
+    } else {
+        text::line_view(&chunk.data).text
+    };
+    Ok(match lines {
+        None => text,
+        Some((start, end)) => text
+            .split_inclusive('\n')
+            .skip(start.saturating_sub(1))
+            .take(end.saturating_add(1).saturating_sub(start.max(1)))
+            .collect(),
+    })
+}
+
+/// The screen's rows now, and which changed since the screen last shown to
+/// a one-shot caller of this session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Changes {
+    pub rows: Vec<String>,
+    /// Rows (from 0) that differ.
+    pub changed: Vec<usize>,
+    /// Nothing comparable was shown before (the first time, or a screen of
+    /// another height), or most rows changed: the screen is shown whole.
+    pub whole: bool,
+}
+
+impl Changes {
+    /// The whole screen as [`screen`] shows it, or only the changed rows,
+    /// each as `N: text` (row N from 1) under a line that says so.
+    pub fn render(&self) -> String {
+        if self.whole {
+            return join_lines(&self.rows);
+        }
+        let mut out = format!(
+            "[{} of {} rows changed since the screen last shown]\n",
+            self.changed.len(),
+            self.rows.len()
+        );
+        for &r in &self.changed {
+            out.push_str(&format!("{}: {}\n", r + 1, self.rows[r]));
+        }
+        out
+    }
+}
+
+/// Compare the screen with the one last shown to a one-shot caller of this
+/// session, and remember it as shown (every whole screen a step or read
+/// prints is: [`step_changes`], `read`).
+pub fn screen_changes(s: &Session) -> Changes {
+    let rows: Vec<String> =
+        s.with_screen(|scr| (0..scr.rows() as usize).map(|r| scr.row_text(r)).collect());
+    let before = s.swap_shown(rows.clone());
+    let comparable = before.len() == rows.len();
+    let changed: Vec<usize> = (0..rows.len())
+        .filter(|&r| !comparable || before[r] != rows[r])
+        .collect();
+    // Most rows new (another screen: vim opening the commit message after
+    // the todo list): the screen itself reads better, and is shorter.
+    let whole = !comparable || changed.len() * 2 > rows.len();
+    Changes {
+        rows,
+        changed,
+        whole,
+    }
+}
+
+/// A step's screen is shown: remember it, and with `changed` show only the
+/// rows that changed since the screen shown before (lines that scrolled
+/// off above it stay). A stream, or a raw screen, is left as it is.
+pub fn step_changes(s: &Session, r: &mut StepResult, changed: bool) {
+    let Some(Source::Screen { ansi: false, .. }) = r.source.filter(|_| r.is_screen) else {
+        return;
+    };
+    let c = screen_changes(s);
+    if !changed || c.whole {
+        return;
+    }
+    let shown = join_lines(&c.rows);
+    let above = r.output.strip_suffix(shown.as_str()).unwrap_or("");
+    r.output = format!("{above}{}", c.render());
+    r.source = None;
 }
 
 /// What [`interrupt`] did.

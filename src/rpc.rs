@@ -246,7 +246,69 @@ fn view_json(v: &ops::ScreenView) -> Value {
 
 // ---- the methods ------------------------------------------------------------
 
+/// The output cap a caller asked for (`maxBytes`, `head`, `tail`; see
+/// [`crate::text::Cap`]): none unless asked, as the seed has none.
+fn cap_param(p: &Params) -> Result<Option<crate::text::Cap>, RpcError> {
+    let n =
+        |key| Ok::<_, RpcError>(opt_u64(p, key)?.map(|v| usize::try_from(v).unwrap_or(usize::MAX)));
+    let (max, head, tail) = (n("maxBytes")?, n("head")?, n("tail")?);
+    if max.is_none() && head.is_none() && tail.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(crate::text::Cap {
+        head,
+        tail,
+        max_bytes: max.unwrap_or(limits::OUTPUT_CAP_BYTES),
+    }))
+}
+
+/// Cap `text` per the caller's `maxBytes`/`head`/`tail` and say in `out`
+/// (as `omitted`) what was left out and how to read it.
+fn apply_cap(
+    p: &Params,
+    text: &mut String,
+    source: Option<ops::Source>,
+    out: &mut Value,
+) -> Result<(), RpcError> {
+    let Some(cap) = cap_param(p)? else {
+        return Ok(());
+    };
+    if let Some(o) = ops::cap_text(text, cap, source) {
+        let mut v = json!({
+            "lines": o.lines,
+            "bytes": o.bytes,
+            "at": o.at,
+            "start": o.start,
+            "end": o.end,
+        });
+        match o.source {
+            Some(ops::Source::Output { from, to, raw, .. }) => {
+                v["output"] =
+                    json!({"offset": from, "to": to, "view": if raw { "raw" } else { "lines" }});
+            }
+            Some(ops::Source::Screen { history, ansi, .. }) => {
+                v["screen"] =
+                    json!({"history": history, "format": if ansi { "ansi" } else { "text" }});
+            }
+            None => {}
+        }
+        out["omitted"] = v;
+    }
+    Ok(())
+}
+
 fn selection(p: &Params) -> Result<Selection, RpcError> {
+    if let Some(n) = opt_u64(p, "last")? {
+        if ["top", "bottom", "start", "end"]
+            .iter()
+            .any(|k| p.contains_key(*k))
+        {
+            return Err(RpcError::params(
+                "last cannot be mixed with top, bottom, start or end",
+            ));
+        }
+        return Ok(Selection::Last(n as usize));
+    }
     let top = opt_u64(p, "top")?;
     let bottom = opt_u64(p, "bottom")?;
     let start = opt_u64(p, "start")?;
@@ -283,7 +345,37 @@ fn read(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     let s = session(ctx, p)?;
     let sel = selection(p)?;
     let history = opt_bool(p, "history")?.unwrap_or(false);
-    Ok(view_json(&ops::screen(&s, sel, format_param(p)?, history)))
+    let format = format_param(p)?;
+    let changed = opt_bool(p, "changed")?.unwrap_or(false);
+    let whole = sel == Selection::All && format == Format::Text && !history;
+    if changed && !whole {
+        return Err(RpcError::params(
+            "changed compares whole screens: it takes no rows, history or format",
+        ));
+    }
+    let mut view = ops::screen(&s, sel, format, history);
+    let mut source = Some(ops::Source::Screen {
+        first: view.first,
+        history,
+        ansi: format == Format::Ansi,
+    });
+    if whole {
+        // Shown to the caller: what the next `changed` compares with.
+        let c = ops::screen_changes(&s);
+        if changed {
+            view.text = c.render();
+            source = source.filter(|_| c.whole);
+        }
+    }
+    let mut text = std::mem::take(&mut view.text);
+    let mut out = json!({});
+    apply_cap(p, &mut text, source, &mut out)?;
+    view.text = text;
+    let mut v = view_json(&view);
+    if let Some(o) = out.get("omitted") {
+        v["omitted"] = o.clone();
+    }
+    Ok(v)
 }
 
 /// One action object of `pty/write` (seed 000), plus `raw` bytes and `paste`.
@@ -387,11 +479,21 @@ fn wait(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     if with_output {
         let chunk = ops::output(&s, s.mark(), limits::TRANSCRIPT_BYTES);
         s.set_mark(chunk.next);
-        v["output"] = json!(if raw {
+        // Lines as a step shows them, so that what a cap leaves out reads
+        // back the same (see `ops::output_text`).
+        let mut text = if raw {
             String::from_utf8_lossy(&chunk.data).into_owned()
         } else {
-            crate::text::strip_ansi(&chunk.data)
-        });
+            crate::text::line_view(&chunk.data).text
+        };
+        let source = ops::Source::Output {
+            from: chunk.start,
+            to: chunk.next,
+            raw,
+            first: 1,
+        };
+        apply_cap(p, &mut text, Some(source), &mut v)?;
+        v["output"] = json!(text);
         v["dropped"] = json!(chunk.dropped);
     }
     v["status"] = status_json(name, &s, &s.status());
@@ -487,14 +589,19 @@ fn step(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
         quiet_only: opt_bool(p, "quietOnly")?.unwrap_or(false),
         silence_is_enough: false,
     };
-    let r = ops::step(
+    let changed = opt_bool(p, "changed")?.unwrap_or(false);
+    cap_param(p)?;
+    let mut r = ops::step(
         &s,
         opt_str(p, "text")?,
         how,
         (opt_bool(p, "raw")?.unwrap_or(false), view_param(p)?),
         ctx.peer.and_then(Cancel::hangup),
     )?;
-    Ok(json!({
+    ops::step_changes(&s, &mut r, changed);
+    let mut omitted = json!({});
+    apply_cap(p, &mut r.output, r.source, &mut omitted)?;
+    let mut v = json!({
         "output": r.output,
         "view": if r.is_screen { "screen" } else { "stream" },
         "reason": r.reason.as_str(),
@@ -506,7 +613,11 @@ fn step(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
             &r.status,
             (r.reason == Reason::Idle).then(|| settled_activity(&s))
         ),
-    }))
+    });
+    if let Some(o) = omitted.get("omitted") {
+        v["omitted"] = o.clone();
+    }
+    Ok(v)
 }
 
 /// What a step that settled says it settled on: a relay settles on quiet
@@ -520,6 +631,9 @@ fn settled_activity(s: &Session) -> crate::settle::Activity {
 
 fn output(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     let s = session(ctx, p)?;
+    if let Some(to) = opt_u64(p, "to")? {
+        return output_range(p, &s, to);
+    }
     let max = opt_u64(p, "max")?.map_or(limits::TRANSCRIPT_BYTES, |m| m as usize);
     let strip = opt_bool(p, "strip")?.unwrap_or(false);
     let from_mark = !p.contains_key("offset");
@@ -540,6 +654,47 @@ fn output(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
         "end": s.output_end(),
         "dropped": chunk.dropped,
     }))
+}
+
+/// `pty/output` with `to`: the transcript's bytes `offset..to` as a step
+/// showed them (`view`: `lines`, the default, or `raw`), lines
+/// `start..=end` of that when given; the mark stays. What an `omitted` of
+/// a step, wait or read names.
+fn output_range(p: &Params, s: &Session, to: u64) -> Result<Value, RpcError> {
+    let from = opt_u64(p, "offset")?
+        .ok_or_else(|| RpcError::params("to needs offset: the range is offset..to"))?;
+    let raw = match opt_str(p, "view")? {
+        None | Some("lines") => false,
+        Some("raw") => true,
+        Some(v) => {
+            return Err(RpcError::params(format!(
+                "unknown view {v:?} (use lines or raw)"
+            )))
+        }
+    };
+    let lines = match (opt_u64(p, "start")?, opt_u64(p, "end")?) {
+        (None, None) => None,
+        (Some(a), Some(b)) if a >= 1 && b >= a => {
+            let n = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+            Some((n(a), n(b)))
+        }
+        _ => {
+            return Err(RpcError::params(
+                "start and end go together, from 1, end not before start",
+            ))
+        }
+    };
+    let mut text = ops::output_text(s, (from, to), raw, lines)?;
+    let source = ops::Source::Output {
+        from,
+        to,
+        raw,
+        first: lines.map_or(1, |(a, _)| a),
+    };
+    let mut v = json!({ "offset": from, "to": to });
+    apply_cap(p, &mut text, Some(source), &mut v)?;
+    v["data"] = json!(text);
+    Ok(v)
 }
 
 fn signal(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {

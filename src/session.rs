@@ -379,6 +379,9 @@ struct Inner {
     stop_reader: Mutex<Option<OwnedFd>>,
     /// The mouse button a caller holds down (seed 003: one at a time).
     mouse_held: Mutex<Option<MouseButton>>,
+    /// The rows of the last screen shown to a one-shot caller (see
+    /// [`crate::ops::screen_changes`]): at most rows x cols of text.
+    shown: Mutex<Vec<String>>,
     /// An asciicast recording in progress. Its own lock, so that its file
     /// is written with `state` let go: a slow disk stalls the recording, not
     /// the session's readers and waiters. Lock order: `state`, then this.
@@ -514,6 +517,7 @@ impl Session {
             step_done: Condvar::new(),
             stop_reader: Mutex::new(Some(stop_tx)),
             mouse_held: Mutex::new(None),
+            shown: Mutex::new(Vec::new()),
             recorder: Mutex::new(recorder),
             reading: AtomicBool::new(false),
         });
@@ -892,6 +896,12 @@ impl Session {
     /// release are never interleaved with another caller's.
     pub fn with_mouse_held<R>(&self, f: impl FnOnce(&mut Option<MouseButton>) -> R) -> R {
         f(&mut lock(&self.inner.mouse_held))
+    }
+
+    /// Remember `rows` as the screen last shown to a one-shot caller and
+    /// return the one remembered before (empty before the first).
+    pub fn swap_shown(&self, rows: Vec<String>) -> Vec<String> {
+        std::mem::replace(&mut lock(&self.inner.shown), rows)
     }
 
     /// Stop gracefully, letting the program clean up: SIGTERM (and SIGCONT,

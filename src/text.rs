@@ -496,6 +496,141 @@ pub fn head_tail(s: &str, max: usize) -> (String, bool) {
     (out, true)
 }
 
+/// How much of a long text to keep: its first `head` lines and last
+/// `tail` lines, and at most `max_bytes` bytes in all (0: no byte bound).
+/// With neither `head` nor `tail`, the byte bound alone decides: a quarter
+/// of it for the head, the rest for the tail. Only whole lines are kept.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cap {
+    pub head: Option<usize>,
+    pub tail: Option<usize>,
+    pub max_bytes: usize,
+}
+
+impl Cap {
+    /// The default for output shown to an agent (see
+    /// [`crate::limits::OUTPUT_CAP_BYTES`]).
+    pub const DEFAULT: Cap = Cap {
+        head: None,
+        tail: None,
+        max_bytes: crate::limits::OUTPUT_CAP_BYTES,
+    };
+
+    /// Keep everything.
+    pub const NONE: Cap = Cap {
+        head: None,
+        tail: None,
+        max_bytes: 0,
+    };
+}
+
+/// What [`cap`] kept of a text: its head and tail, whole lines each, and
+/// what lay between them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Capped {
+    pub head: String,
+    pub tail: String,
+    /// The lines left out, if any.
+    pub omitted: Option<Omitted>,
+}
+
+/// The lines [`cap`] left out: `lines` whole lines from line `first`
+/// (counted from 1 in the text given), `bytes` bytes in all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Omitted {
+    pub first: usize,
+    pub lines: usize,
+    pub bytes: usize,
+}
+
+impl Omitted {
+    /// The last line left out, counted from 1.
+    pub fn last(&self) -> usize {
+        self.first + self.lines - 1
+    }
+}
+
+impl Capped {
+    /// The kept text with `marker` where the omitted lines were.
+    pub fn join(&self, marker: &str) -> String {
+        let mut out = self.head.clone();
+        if self.omitted.is_some() {
+            out.push_str(marker);
+        }
+        out.push_str(&self.tail);
+        out
+    }
+}
+
+/// Keep the head and tail of `text` per `cap`, whole lines only (a line
+/// longer than its share is left out whole). The one head+tail cut of
+/// line-oriented output: the CLI's output caps and the MCP tools'.
+pub fn cap(text: &str, cap: Cap) -> Capped {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let n = lines.len();
+    let total = if cap.max_bytes == 0 {
+        usize::MAX
+    } else {
+        cap.max_bytes
+    };
+    let (want_head, want_tail, head_bytes, tail_bytes) = match (cap.head, cap.tail) {
+        (None, None) if text.len() <= total => (n, 0, total, 0),
+        (None, None) => (n, n, total / 4, total - total / 4),
+        (Some(h), None) => (h, 0, total, 0),
+        (None, Some(t)) => (0, t, 0, total),
+        (Some(h), Some(t)) => (h, t, total / 2, total - total / 2),
+    };
+    // Whole lines from each end, as many as asked for and fit.
+    let take = |it: &mut dyn Iterator<Item = &&str>, want: usize, budget: usize| {
+        let (mut count, mut used) = (0, 0usize);
+        for l in it.take(want) {
+            if used + l.len() > budget {
+                break;
+            }
+            used += l.len();
+            count += 1;
+        }
+        count
+    };
+    let h = take(&mut lines.iter(), want_head, head_bytes);
+    let t = take(&mut lines[h..].iter().rev(), want_tail, tail_bytes);
+    let head = lines[..h].concat();
+    let tail = lines[n - t..].concat();
+    let omitted = (h + t < n).then(|| Omitted {
+        first: h + 1,
+        lines: n - h - t,
+        bytes: text.len() - head.len() - tail.len(),
+    });
+    Capped {
+        head,
+        tail,
+        omitted,
+    }
+}
+
+/// [`cap`] by bytes alone, with a plain marker line where lines were left
+/// out: the text, and how many lines and bytes it lacks.
+pub fn head_tail_lines(text: &str, max_bytes: usize) -> (String, usize, usize) {
+    let c = cap(
+        text,
+        Cap {
+            max_bytes,
+            ..Cap::NONE
+        },
+    );
+    match c.omitted {
+        Some(o) => (
+            c.join(&format!(
+                "[... {} lines ({} bytes) omitted ...]\n",
+                o.lines, o.bytes
+            )),
+            o.lines,
+            o.bytes,
+        ),
+        None => (c.join(""), 0, 0),
+    }
+}
+
 /// The last `n` lines of `s`.
 pub fn tail_lines(s: &str, n: usize) -> String {
     let lines: Vec<&str> = s.lines().collect();
@@ -701,6 +836,63 @@ mod tests {
         assert_eq!(char_bounded_len(cut, 100, false), 4);
         assert_eq!(char_bounded_len(&cut[2..], 1, false), 2);
         assert_eq!(char_bounded_len(b"abc", 0, true), 0);
+    }
+
+    #[test]
+    fn cap_keeps_whole_lines_from_both_ends() {
+        let text: String = (1..=100).map(|i| format!("{i}\n")).collect();
+        assert_eq!(cap(&text, Cap::NONE).join("X"), text);
+        let by_bytes = Cap {
+            max_bytes: 40,
+            ..Cap::NONE
+        };
+        let c = cap(&text, by_bytes);
+        // A quarter for the head (10 bytes: 1..5), the rest for the tail
+        // (30 bytes: "100" and eight lines of three).
+        assert_eq!(c.head, "1\n2\n3\n4\n5\n");
+        assert_eq!(
+            c.tail,
+            (92..=100).map(|i| format!("{i}\n")).collect::<String>()
+        );
+        let o = c.omitted.expect("cut");
+        assert_eq!((o.first, o.last(), o.lines), (6, 91, 86));
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        assert_eq!(lines[o.first - 1..o.last()].concat().len(), o.bytes);
+        assert_eq!(c.head.len() + o.bytes + c.tail.len(), text.len());
+
+        let head_tail = Cap {
+            head: Some(2),
+            tail: Some(3),
+            max_bytes: 0,
+        };
+        let c = cap(&text, head_tail);
+        assert_eq!(c.join("...\n"), "1\n2\n...\n98\n99\n100\n");
+        let tail = Cap {
+            tail: Some(1),
+            ..Cap::NONE
+        };
+        assert_eq!(cap("a\nb", tail).join("~"), "~b");
+        // Asking for more than there is keeps everything.
+        // A byte bound smaller than the lines asked for cuts them further.
+        let tight = Cap {
+            head: Some(5),
+            tail: Some(5),
+            max_bytes: 8,
+        };
+        assert_eq!(cap(&text, tight).join("|"), "1\n2\n|100\n");
+        let all = Cap {
+            head: Some(60),
+            tail: Some(60),
+            max_bytes: 0,
+        };
+        assert_eq!(cap(&text, all).omitted, None);
+        // One line longer than the bound is left out whole.
+        let (out, lines, bytes) = head_tail_lines(&"x".repeat(100), 10);
+        assert_eq!(
+            (out.as_str(), lines, bytes),
+            ("[... 1 lines (100 bytes) omitted ...]\n", 1, 100)
+        );
+        assert_eq!(head_tail_lines("short\n", 10), ("short\n".into(), 0, 0));
     }
 
     #[test]

@@ -1096,7 +1096,16 @@ fn a_step_after_the_ring_dropped_output_starts_at_a_whole_line() {
         sb.run(&["start", "-s", s, "--", "sh", "-c", script]).ok();
     }
     let out = sb
-        .run(&["step", "-s", "stream", "--max-wait", "120000", "go"])
+        .run(&[
+            "step",
+            "-s",
+            "stream",
+            "--max-wait",
+            "120000",
+            "--max-bytes",
+            "0",
+            "go",
+        ])
         .ok();
     let lines: Vec<&str> = out.stdout.lines().collect();
     let first: u64 = lines[0]

@@ -92,7 +92,13 @@ fn the_table_is_what_each_verb_parses() {
                 format!("--{}", o.long) == *name
                     || o.short.map(|c| format!("-{c}")) == Some(name.clone())
             });
-            if let Some(val) = known.and_then(|o| o.value).or(*value) {
+            // A verb's own arity wins: `--rows` takes a value for start
+            // and none for read.
+            let arity = match known {
+                Some(o) => o.value,
+                None => *value,
+            };
+            if let Some(val) = arity {
                 args.push(sample(val));
             }
             args.push(bogus);
@@ -259,7 +265,10 @@ fn bash_completes_verbs_options_and_words() {
         out.stdout.trim().to_string()
     };
     assert_eq!(complete("ptybroker st", 1), "start step status stop");
-    assert_eq!(complete("ptybroker wait --ma", 2), "--max-wait --match");
+    assert_eq!(
+        complete("ptybroker wait --ma", 2),
+        "--max-wait --match --max-bytes"
+    );
     assert_eq!(complete("ptybroker help ag", 2), "agents");
     assert_eq!(complete("ptybroker completions z", 2), "zsh");
     // After `--` the words are the program's.

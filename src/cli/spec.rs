@@ -109,6 +109,19 @@ pub const EXIT_CODE: OptSpec = flag(
     "once the program has exited, exit with its status (128+N for signal N)",
 );
 
+// The output cap of start, step, wait and read (`CapOpts::take`).
+pub const MAX_BYTES: OptSpec = opt(
+    "max-bytes",
+    "N",
+    "print at most N bytes of output (default 32768, 0: all), head and tail",
+);
+pub const HEAD: OptSpec = opt("head", "N", "keep the first N lines of output");
+pub const TAIL: OptSpec = opt("tail", "N", "keep the last N lines of output");
+pub const CHANGED: OptSpec = flag(
+    "changed",
+    "only the rows that changed since the screen last shown (N: text)",
+);
+
 /// Every option `Common::take` accepts.
 pub const COMMON: &[OptSpec] = &[
     SESSION, TIMEOUT, QUIET_ONLY, MAX_WAIT, RAW, SCREEN, STREAM, JSON,
@@ -138,6 +151,9 @@ pub const VERBS: &[VerbSpec] = &[
             flag("clean-env", "start from an empty environment"),
             opt("term", "T", "TERM for the program (default xterm-256color)"),
             flag("replace", "kill a running session of that name first"),
+            MAX_BYTES,
+            HEAD,
+            TAIL,
         ],
         common: true,
         takes_text: true,
@@ -150,6 +166,7 @@ pub const VERBS: &[VerbSpec] = &[
         summary: "type TEXT and Enter, wait until it settles, print what is new",
         options: &[
             SESSION, TIMEOUT, QUIET_ONLY, MAX_WAIT, RAW, SCREEN, STREAM, JSON, EXIT_CODE,
+            MAX_BYTES, HEAD, TAIL, CHANGED,
         ],
         common: true,
         takes_text: true,
@@ -167,6 +184,9 @@ pub const VERBS: &[VerbSpec] = &[
             RAW,
             JSON,
             EXIT_CODE,
+            MAX_BYTES,
+            HEAD,
+            TAIL,
         ],
         common: true,
         takes_text: false,
@@ -180,12 +200,28 @@ pub const VERBS: &[VerbSpec] = &[
         options: &[
             SESSION,
             opt("top", "N", "the first N rows"),
-            opt("bottom", "N", "the last N rows"),
+            opt(
+                "bottom",
+                "N",
+                "the last N lines of content (--rows: terminal rows)",
+            ),
+            flag("rows", "with --bottom: count the terminal's rows"),
             opt("start", "A", "rows A to B (1-based, with --end)"),
             opt("end", "B", "the last row of --start's range"),
             flag("history", "include the scrollback above the screen"),
             flag("ansi", "keep colours and attributes as SGR sequences"),
+            opt(
+                "from",
+                "A",
+                "the output between offsets A and B (as a marker says)",
+            ),
+            opt("to", "B", "the end of --from's range"),
+            RAW,
             JSON,
+            MAX_BYTES,
+            HEAD,
+            TAIL,
+            CHANGED,
         ],
         common: true,
         takes_text: false,
