@@ -60,7 +60,10 @@ const UNSUPPORTED_VERSION: i64 = -32022;
 /// set never changes while the process runs.
 const CACHE_TTL_MS: u64 = 3_600_000;
 
-const INSTRUCTIONS: &str = "ptybroker keeps interactive programs alive in pseudo-terminals. Start a shell or program with terminal_start, type with terminal_send (enter=true to press Enter), then terminal_wait (until a regex, with ignore_echo=true, or quiet_ms) and look with terminal_screen (the rendered screen) or terminal_read (new raw output). terminal_interrupt stops a command and keeps the shell; terminal_close ends a session. For one-shot non-interactive commands use terminal_run. No call blocks longer than about 55 s.";
+/// What a client tells its model about this server (`initialize`,
+/// `server/discover`): the agent's loop in a paragraph. `ptybroker help
+/// agents` tells CLI agents the same things; keep the two in step.
+pub const INSTRUCTIONS: &str = "ptybroker keeps interactive programs alive in pseudo-terminals. terminal_start starts a shell or any program (shell: \"python3\", \"vim\"...). terminal_step types text and keys (enter=true presses Enter) and returns the answer once the program waits for input again: one call per command or answer, only the new output, long output cut to head and tail. terminal_wait waits for text that comes later (until a regex), for the program to wait for input (until_idle) or for quiet (quiet_ms); terminal_screen shows the rendered screen (full-screen programs), terminal_read the raw output. terminal_interrupt stops a command and keeps the shell; terminal_close ends a session. For one-shot non-interactive commands use terminal_run. No call blocks longer than about 55 s: on reason timeout, call again.";
 
 /// Every version we speak, newest first.
 fn supported() -> Vec<&'static str> {
