@@ -1420,7 +1420,7 @@ fn terminal_step_types_waits_and_returns_only_the_new_text() {
     // Keys in a step: Ctrl+C to a sleep, and the prompt it comes back to.
     let r = c.ok(
         "terminal_step",
-        json!({"session_id": id, "text": "sleep 100", "enter": true, "timeout_ms": 1500}),
+        json!({"session_id": id, "text": "sleep 111", "enter": true, "timeout_ms": 1500}),
     );
     assert_eq!(r["reason"], "timeout", "{r}");
     let r = c.ok(

@@ -134,7 +134,7 @@ pub const TOOLS: &[ToolDef] = &[
                     ("text", string("Literal text to type.")),
                     ("keys", keys("Named keys after text, as terminal_send's.")),
                     ("enter", enter()),
-                    ("quiet_ms", integer(&format!("Default {}.", limits::DEFAULT_QUIET.as_millis()))),
+                    ("quiet_ms", integer(&format!("Fallback quiet window (default {}).", limits::DEFAULT_QUIET.as_millis()))),
                     ("timeout_ms", timeout()),
                     ("max_chars", max_chars()),
                 ],
