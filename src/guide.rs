@@ -37,7 +37,7 @@ Every call ends with one status line on stderr. \"still running, waiting for
 input\" means it is your turn; \"still running\" alone means the program is
 still working; \"exited: ...\" says how it ended. `step` prints each line
 once: what the program wrote since your previous call, nothing older.",
-        mcp: "Start a shell or program with terminal_start, type with terminal_send (enter=true to press Enter), then terminal_wait (until a regex, with ignore_echo=true, or quiet_ms) and look with terminal_screen (the rendered screen) or terminal_read (new raw output).",
+        mcp: "terminal_start starts a shell or any program (shell: \"python3\", \"vim\"...). terminal_step types text and keys (enter=true presses Enter) and returns the answer once the program waits for input again: one call per command or answer, only the new output, long output cut to head and tail. terminal_wait waits for text that comes later (until a regex), for the program to wait for input (until_idle) or for quiet (quiet_ms); terminal_screen shows the rendered screen (full-screen programs), terminal_read the raw output.",
     },
     Topic {
         title: "One call per exchange",
@@ -63,7 +63,7 @@ so far with \"still running\": call `step` again to wait on. `wait` waits up
 to an hour (--max-wait MS); a timeout exits 1. Output is printed whole (up
 to the 1 MiB a session keeps): for a long one, cap it where it is made
 (`step 'make 2>&1 | tail -40'`) or look at the screen (`read`).",
-        mcp: "No call blocks longer than about 55 s.",
+        mcp: "No call blocks longer than about 55 s: on reason timeout, call again.",
     },
     Topic {
         title: "Full-screen programs",

@@ -232,8 +232,8 @@ pub struct Settle {
     /// they work.
     pub quiet_only: bool,
     /// The quiet window also settles while the kernel says the program is
-    /// busy: silence is enough (seed 003's `settleMs`, seed 004's
-    /// `quiet_ms`, whose clients count on a snapshot once output stops).
+    /// busy: silence is enough (seed 003's `settleMs`, whose clients count
+    /// on a snapshot once output stops; MCP's `quiet_ms` is silence alone).
     pub silence_is_enough: bool,
 }
 
@@ -326,6 +326,35 @@ pub fn step(
         let mut bytes = t.as_bytes().to_vec();
         bytes.push(b'\r');
         write(s, &bytes)?;
+    }
+    let (reason, waited) = settle_with(s, how, cancel);
+    let (raw, view) = view;
+    Ok(collect(s, reason, waited, raw, view))
+}
+
+/// [`step`] with input as [`send`] takes it (text, keys, raw bytes, in
+/// order; nothing at all only waits), encoded in the step's turn against
+/// the screen's modes then: MCP's `terminal_step`.
+pub fn step_input(
+    s: &Session,
+    inputs: &[Input],
+    how: Settle,
+    view: (bool, View),
+    cancel: Option<Cancel>,
+) -> Result<StepResult, Error> {
+    let deadline = Instant::now() + how.max_wait;
+    let turn = s.step_turn(deadline, cancel.as_ref());
+    if cancel.as_ref().is_some_and(Cancel::is_set) {
+        return Err(Error::Failed("the step was cancelled".into()));
+    }
+    let Some(_turn) = turn else {
+        return Err(Error::Failed(format!(
+            "another step of this session was still running after {} ms: try again, or wait for it",
+            how.max_wait.as_millis()
+        )));
+    };
+    if !inputs.is_empty() {
+        send(s, inputs)?;
     }
     let (reason, waited) = settle_with(s, how, cancel);
     let (raw, view) = view;

@@ -23,6 +23,8 @@ struct Client {
     next: i64,
     /// `_meta` added to every request (the 2026-07-28 style), if any.
     meta: Option<Value>,
+    /// Each tool's outputSchema, once asked for.
+    schemas: Option<Vec<(String, Value)>>,
 }
 
 impl Client {
@@ -53,6 +55,7 @@ impl Client {
             stash: Vec::new(),
             next: 0,
             meta: None,
+            schemas: None,
         }
     }
 
@@ -145,7 +148,34 @@ impl Client {
             from_text, r["structuredContent"],
             "text and structuredContent agree"
         );
+        let schema = self.output_schema(tool);
+        conforms(tool, &r["structuredContent"], &schema);
         r["structuredContent"].clone()
+    }
+
+    /// The outputSchema `tools/list` gives `tool`.
+    fn output_schema(&mut self, tool: &str) -> Value {
+        if self.schemas.is_none() {
+            let list = self.request("tools/list", json!({}));
+            let tools = list["result"]["tools"].as_array().cloned();
+            let tools = tools.unwrap_or_else(|| panic!("tools/list: {list}"));
+            self.schemas = Some(
+                tools
+                    .iter()
+                    .map(|t| {
+                        (
+                            t["name"].as_str().unwrap_or("").to_string(),
+                            t["outputSchema"].clone(),
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        let schemas = self.schemas.as_ref().expect("just listed");
+        let found = schemas.iter().find(|(n, _)| n == tool);
+        found
+            .map(|(_, s)| s.clone())
+            .unwrap_or_else(|| panic!("no tool {tool}"))
     }
 
     /// The message of a tool call that must fail as a tool error.
@@ -218,8 +248,9 @@ fn modern_meta(version: &str) -> Value {
 
 const LEGACY: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
-const TOOLS: [&str; 10] = [
+const TOOLS: [&str; 11] = [
     "terminal_start",
+    "terminal_step",
     "terminal_send",
     "terminal_read",
     "terminal_wait",
@@ -398,14 +429,68 @@ fn protocol_faults_are_json_rpc_errors_and_the_server_carries_on() {
     assert_eq!(c.request("ping", json!({}))["result"], json!({}));
 }
 
+/// `v` conforms to `schema` as far as our schemas go (MCP: structured
+/// content MUST conform to the tool's outputSchema): type, properties,
+/// required, enum, items, additionalProperties, minimum and maximum.
+fn conforms(at: &str, v: &Value, schema: &Value) {
+    let type_ok = |t: &str| match t {
+        "string" => v.is_string(),
+        "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "null" => v.is_null(),
+        _ => panic!("{at}: unknown type {t}"),
+    };
+    match &schema["type"] {
+        Value::String(t) => assert!(type_ok(t), "{at}: {v} is not {t}"),
+        Value::Array(ts) => assert!(
+            ts.iter().any(|t| type_ok(t.as_str().unwrap_or(""))),
+            "{at}: {v} is none of {ts:?}"
+        ),
+        _ => {}
+    }
+    if let Some(e) = schema["enum"].as_array() {
+        assert!(e.contains(v), "{at}: {v} is not one of {e:?}");
+    }
+    if let (Some(n), Some(min)) = (v.as_f64(), schema["minimum"].as_f64()) {
+        assert!(n >= min, "{at}: {n} < {min}");
+    }
+    if let (Some(n), Some(max)) = (v.as_f64(), schema["maximum"].as_f64()) {
+        assert!(n <= max, "{at}: {n} > {max}");
+    }
+    if let Some(obj) = v.as_object() {
+        for r in schema["required"].as_array().into_iter().flatten() {
+            let r = r.as_str().expect("required names are strings");
+            assert!(obj.contains_key(r), "{at}: no {r} in {v}");
+        }
+        let props = schema["properties"].as_object();
+        for (k, x) in obj {
+            match props.and_then(|p| p.get(k)) {
+                Some(p) => conforms(&format!("{at}.{k}"), x, p),
+                None => match &schema["additionalProperties"] {
+                    Value::Bool(false) => panic!("{at}: {k} is not allowed"),
+                    extra @ Value::Object(_) => conforms(&format!("{at}.{k}"), x, extra),
+                    _ => {}
+                },
+            }
+        }
+    }
+    if let (Some(items), Some(schema)) = (v.as_array(), schema.get("items")) {
+        for (i, x) in items.iter().enumerate() {
+            conforms(&format!("{at}[{i}]"), x, schema);
+        }
+    }
+}
+
 fn check_schema(tool: &str, s: &Value) {
     const TYPES: [&str; 7] = [
         "string", "integer", "number", "boolean", "object", "array", "null",
     ];
     assert_eq!(s["type"], "object", "{tool}: schema type");
-    let props = s["properties"]
-        .as_object()
-        .unwrap_or_else(|| panic!("{tool}: properties"));
+    let none = serde_json::Map::new();
+    let props = s["properties"].as_object().unwrap_or(&none);
     for (name, p) in props {
         let types: Vec<&Value> = match &p["type"] {
             Value::Array(a) => a.iter().collect(),
@@ -433,13 +518,10 @@ fn check_schema(tool: &str, s: &Value) {
             }
         }
     }
-    for r in s["required"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{tool}: required"))
-    {
+    for r in s["required"].as_array().into_iter().flatten() {
         let r = r.as_str().expect("required names are strings");
         assert!(
-            props.contains_key(r),
+            s.get("properties").is_none() || props.contains_key(r),
             "{tool}: required {r} is not a property"
         );
     }
@@ -458,6 +540,7 @@ fn every_tool_has_valid_input_and_output_schemas() {
             t["description"].as_str().is_some_and(|d| d.len() > 40),
             "{name}"
         );
+        assert!(t["inputSchema"]["properties"].is_object(), "{name}");
         check_schema(name, &t["inputSchema"]);
         check_schema(&format!("{name} output"), &t["outputSchema"]);
     }
@@ -1175,16 +1258,16 @@ fn quiet_ms_returns_once_output_stops_even_while_the_program_works() {
         screen.contains("\nstarted") && !screen.contains("\nfinished"),
         "{w}"
     );
-    // A program that waits for input is quiet at once, in the seed's words.
+    // Whether it waits for input is until_idle's question, not quiet_ms's.
     c.ok(
         "terminal_send",
         json!({"session_id": id, "keys": ["ctrl-c"]}),
     );
     let w = c.ok(
         "terminal_wait",
-        json!({"session_id": id, "quiet_ms": 20000, "timeout_ms": 40000}),
+        json!({"session_id": id, "until_idle": true, "timeout_ms": 40000}),
     );
-    assert_eq!(w["reason"], "quiet", "{w}");
+    assert_eq!(w["reason"], "idle", "{w}");
 }
 
 #[test]
@@ -1303,4 +1386,448 @@ fn the_screen_cursor_counts_from_0() {
     assert_eq!(w["reason"], "matched", "{w}");
     let s = c.ok("terminal_screen", json!({"session_id": "k"}));
     assert_eq!(s["cursor"], json!({"x": 3, "y": 1}), "{s}");
+}
+
+/// Issue 15, point 10: one call types, waits until the program waits for
+/// input again, and returns only the new text in the line view.
+#[test]
+fn terminal_step_types_waits_and_returns_only_the_new_text() {
+    let mut c = Client::legacy("2025-11-25");
+    let id = c.bash();
+    let r = c.ok(
+        "terminal_step",
+        json!({"session_id": id, "text": "printf '\\033[1;31mred\\033[0m\\n'; echo done", "enter": true}),
+    );
+    assert_eq!(r["reason"], "idle", "{r}");
+    assert_eq!(r["view"], "stream", "{r}");
+    assert_eq!(
+        (r["running"].clone(), r["exit_code"].clone()),
+        (json!(true), Value::Null)
+    );
+    let out = r["output"].as_str().unwrap_or_default();
+    assert!(
+        out.contains("\nred\ndone\n$ ") && !out.contains('\x1b'),
+        "{r}"
+    );
+    // Only what is new: the last answer is not repeated.
+    let r = c.ok(
+        "terminal_step",
+        json!({"session_id": id, "text": "echo second", "enter": true}),
+    );
+    let out = r["output"].as_str().unwrap_or_default();
+    assert!(out.contains("\nsecond\n") && !out.contains("done"), "{r}");
+
+    // Keys in a step: Ctrl+C to a sleep, and the prompt it comes back to.
+    let r = c.ok(
+        "terminal_step",
+        json!({"session_id": id, "text": "sleep 111", "enter": true, "timeout_ms": 1500}),
+    );
+    assert_eq!(r["reason"], "timeout", "{r}");
+    let r = c.ok(
+        "terminal_step",
+        json!({"session_id": id, "keys": ["ctrl-c"]}),
+    );
+    assert_eq!(r["reason"], "idle", "{r}");
+    assert!(
+        r["output"].as_str().is_some_and(|o| o.ends_with("$ ")),
+        "{r}"
+    );
+
+    // Nothing to type: it only waits, and returns what came meanwhile.
+    c.ok(
+        "terminal_send",
+        json!({"session_id": id, "text": "sleep 1; echo later", "enter": true}),
+    );
+    let r = c.ok("terminal_step", json!({"session_id": id}));
+    assert_eq!(r["reason"], "idle", "{r}");
+    assert!(
+        r["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("\nlater\n")),
+        "{r}"
+    );
+
+    // A cap: head and tail around the marker; terminal_read from since
+    // returns all of it.
+    let r = c.ok(
+        "terminal_step",
+        json!({"session_id": id, "text": "seq 1 100000", "enter": true,
+               "max_chars": 2000, "timeout_ms": 40000}),
+    );
+    assert_eq!(
+        (r["reason"].clone(), r["truncated"].clone()),
+        (json!("idle"), json!(true)),
+        "{r}"
+    );
+    let out = r["output"].as_str().unwrap_or_default();
+    assert!(out.chars().count() <= 2000, "{}", out.len());
+    assert!(
+        out.contains("\n1\n2\n3\n") && out.contains("characters omitted"),
+        "{out}"
+    );
+    assert!(out.ends_with("\n99999\n100000\n$ "), "{out}");
+    let all = c.ok(
+        "terminal_read",
+        json!({"session_id": id, "since": r["since"], "strip_ansi": true, "max_chars": 1048576}),
+    );
+    let all = all["text"].as_str().unwrap_or_default();
+    assert!(
+        all.contains("\n50000\n") && all.contains("\n100000\n"),
+        "{}",
+        all.len()
+    );
+
+    let r = c.ok(
+        "terminal_step",
+        json!({"session_id": id, "text": "exit 3", "enter": true}),
+    );
+    assert_eq!(r["reason"], "exited", "{r}");
+    assert_eq!(
+        (r["running"].clone(), r["exit_code"].clone()),
+        (json!(false), json!(3))
+    );
+    let e = c.err("terminal_step", json!({"session_id": id, "text": "x"}));
+    assert!(e.contains("has exited"), "{e}");
+}
+
+/// Issue 15, point 10 and 12: the README's git add -p with terminal_step,
+/// under a root-like prompt no `\$ $` would match: three steps.
+#[test]
+fn git_add_p_in_three_steps_under_any_prompt() {
+    let dir = std::env::temp_dir().join(format!("ptybroker-mcp-step-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(&dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &dir)
+            .output()
+            .expect("git");
+        assert!(ok.status.success(), "git {args:?}: {ok:?}");
+        String::from_utf8_lossy(&ok.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.email", "t@example.com"]);
+    git(&["config", "user.name", "t"]);
+    let lines: Vec<String> = (1..=40).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.join("f.txt"), lines.concat()).expect("write");
+    git(&["add", "f.txt"]);
+    git(&["commit", "-qm", "one"]);
+    let mut changed = lines.clone();
+    changed[1] = "line 2 changed\n".into();
+    changed[37] = "line 38 changed\n".into();
+    std::fs::write(dir.join("f.txt"), changed.concat()).expect("write");
+
+    let mut c = Client::legacy("2025-11-25");
+    let cwd = dir.to_string_lossy().into_owned();
+    c.ok(
+        "terminal_start",
+        json!({"args": ["--norc", "--noprofile"], "cwd": cwd, "name": "git",
+               "env": {"PS1": "root@box:~# ", "HOME": cwd, "GIT_CONFIG_NOSYSTEM": "1", "GIT_PAGER": "cat"}}),
+    );
+    let step = |c: &mut Client, text: &str| {
+        let r = c.ok(
+            "terminal_step",
+            json!({"session_id": "git", "text": text, "enter": true}),
+        );
+        assert_eq!(r["reason"], "idle", "{text}: {r}");
+        r["output"].as_str().unwrap_or_default().to_string()
+    };
+    let out = step(&mut c, "git add -p");
+    assert!(
+        out.contains("+line 2 changed") && out.contains("(1/2) Stage this hunk"),
+        "{out}"
+    );
+    let out = step(&mut c, "y");
+    assert!(
+        out.contains("+line 38 changed") && out.contains("(2/2) Stage this hunk"),
+        "{out}"
+    );
+    let out = step(&mut c, "n");
+    assert!(
+        out.ends_with("root@box:~# ") && !out.contains("line 2"),
+        "{out}"
+    );
+    c.ok("terminal_close", json!({"session_id": "git"}));
+    let staged = git(&["diff", "--cached"]);
+    assert!(
+        staged.contains("+line 2 changed") && !staged.contains("line 38 changed"),
+        "{staged}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 15, point 11: the kernel's verdict on request (`until_idle`,
+/// reason `idle`); `quiet_ms` alone is the seed's silence, whatever the
+/// kernel says, and never answers `idle`.
+#[test]
+fn until_idle_asks_the_kernel_and_quiet_ms_alone_is_silence() {
+    let mut c = Client::legacy("2025-11-25");
+    let id = c.bash();
+    // The shell waits for input at once, but a background job prints
+    // later: a quiet_ms wait is silence, so it sees the job's line.
+    c.ok(
+        "terminal_send",
+        json!({"session_id": id, "text": "(sleep 3; echo late) &", "enter": true}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": id, "quiet_ms": 6000, "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "quiet", "{w}");
+    assert!(
+        w["screen"].as_str().is_some_and(|s| s.contains("$ late\n")),
+        "{w}"
+    );
+    c.ok(
+        "terminal_send",
+        json!({"session_id": id, "text": "echo one; sleep 1.5; echo two", "enter": true}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": id, "until_idle": true, "timeout_ms": 40000}),
+    );
+    assert_eq!(w["reason"], "idle", "{w}");
+    assert!(
+        w["screen"].as_str().is_some_and(|s| s.contains("\ntwo\n")),
+        "{w}"
+    );
+    // With until, whichever comes first.
+    c.ok(
+        "terminal_send",
+        json!({"session_id": id, "text": "echo x", "enter": true}),
+    );
+    let w = c.ok(
+        "terminal_wait",
+        json!({"session_id": id, "until": "never-printed", "until_idle": true, "timeout_ms": 40000}),
+    );
+    assert_eq!(
+        (w["reason"].clone(), w["matched"].clone()),
+        (json!("idle"), Value::Null),
+        "{w}"
+    );
+}
+
+/// Issue 15, point 12: terminal_start's description names every `ready`
+/// it returns and says that `shell` is any program; the README's example
+/// needs no prompt regex.
+#[test]
+fn terminal_start_describes_what_it_returns() {
+    let mut c = Client::legacy("2025-11-25");
+    let tools = c.request("tools/list", json!({}))["result"]["tools"].clone();
+    let start = tools
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "terminal_start"))
+        .cloned()
+        .expect("terminal_start");
+    let desc = start["description"].as_str().unwrap_or_default();
+    for ready in ["idle", "quiet", "exited", "timeout"] {
+        assert!(desc.contains(ready), "{ready}: {desc}");
+    }
+    assert!(desc.contains("python3"), "{desc}");
+    let shell = start["inputSchema"]["properties"]["shell"]["description"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(shell.contains("not only shells"), "{shell}");
+    let r = c.ok("terminal_start", json!({"args": ["--norc", "--noprofile"]}));
+    assert_eq!(r["ready"], "idle", "{r}");
+    let python = c.ok(
+        "terminal_start",
+        json!({"shell": "python3", "args": ["-q"]}),
+    );
+    assert_eq!(python["ready"], "idle", "{python}");
+    assert!(
+        python["screen"].as_str().is_some_and(|s| s.contains(">>>")),
+        "{python}"
+    );
+
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let mcp = readme.split("\n## MCP\n").nth(1).expect("## MCP");
+    let mcp = mcp.split("\n## ").next().unwrap_or_default();
+    assert!(
+        !mcp.contains(r#"\\$ $"#),
+        "a prompt regex no root prompt matches"
+    );
+    let first_call = mcp
+        .lines()
+        .find(|l| l.starts_with("terminal_") && !l.starts_with("terminal_start"))
+        .unwrap_or_default();
+    assert!(first_call.starts_with("terminal_step"), "{first_call}");
+}
+
+/// The arguments and result fields seed 004 names, per tool.
+const SEED_ARGS: [(&str, &[&str]); 10] = [
+    (
+        "terminal_start",
+        &[
+            "shell", "cwd", "env", "cols", "rows", "name", "replace", "args",
+        ],
+    ),
+    (
+        "terminal_send",
+        &["session_id", "text", "keys", "enter", "repeat"],
+    ),
+    (
+        "terminal_read",
+        &[
+            "session_id",
+            "since",
+            "max_chars",
+            "grep",
+            "tail",
+            "strip_ansi",
+        ],
+    ),
+    (
+        "terminal_wait",
+        &[
+            "session_id",
+            "until",
+            "quiet_ms",
+            "timeout_ms",
+            "ignore_echo",
+        ],
+    ),
+    ("terminal_screen", &["session_id", "max_chars"]),
+    ("terminal_interrupt", &["session_id", "force"]),
+    ("terminal_resize", &["session_id", "cols", "rows"]),
+    ("terminal_list", &[]),
+    ("terminal_close", &["session_id", "force"]),
+    (
+        "terminal_run",
+        &["command", "shell", "cwd", "env", "timeout_ms", "max_chars"],
+    ),
+];
+
+const SEED_RESULTS: [(&str, &[&str]); 9] = [
+    (
+        "terminal_start",
+        &[
+            "session_id",
+            "shell",
+            "cwd",
+            "pid",
+            "size",
+            "ready",
+            "screen",
+        ],
+    ),
+    ("terminal_send", &["session_id", "sent_chars", "running"]),
+    (
+        "terminal_read",
+        &[
+            "text",
+            "cursor",
+            "dropped",
+            "truncated",
+            "running",
+            "exit_code",
+        ],
+    ),
+    (
+        "terminal_wait",
+        &["reason", "matched", "running", "exit_code", "screen"],
+    ),
+    (
+        "terminal_screen",
+        &["text", "cursor", "cols", "rows", "running", "exit_code"],
+    ),
+    (
+        "terminal_interrupt",
+        &["session_id", "sent", "running", "terminated"],
+    ),
+    ("terminal_resize", &["session_id", "size"]),
+    ("terminal_list", &["sessions"]),
+    (
+        "terminal_run",
+        &[
+            "output",
+            "exit_code",
+            "timed_out",
+            "duration_ms",
+            "truncated",
+        ],
+    ),
+];
+
+/// Issue 15, point 13: `tools/list` sits in every conversation's context:
+/// at most 10 KB in every protocol version, with every argument and result
+/// field seed 004 names still there, in the schemas and in the results.
+#[test]
+fn tools_list_fits_in_10_kb_and_keeps_every_seed_field() {
+    let mut lists = Vec::new();
+    for v in LEGACY {
+        let mut c = Client::legacy(v);
+        lists.push((v, c.request("tools/list", json!({}))));
+    }
+    let mut c = Client::modern();
+    lists.push(("2026-07-28", c.request("tools/list", json!({}))));
+    for (v, list) in &lists {
+        let bytes = list.to_string().len();
+        assert!(bytes <= 10 * 1024, "{v}: tools/list is {bytes} bytes");
+        let tools = list["result"]["tools"].as_array().expect("tools");
+        for (tool, args) in SEED_ARGS {
+            let t = tools.iter().find(|t| t["name"] == tool).expect(tool);
+            for a in args {
+                assert!(
+                    t["inputSchema"]["properties"].get(a).is_some(),
+                    "{v} {tool}: {a}"
+                );
+            }
+        }
+        if *v >= "2025-06-18" {
+            for (tool, fields) in SEED_RESULTS {
+                let t = tools.iter().find(|t| t["name"] == tool).expect(tool);
+                let required = t["outputSchema"]["required"].as_array().expect("required");
+                for f in fields {
+                    assert!(required.contains(&json!(f)), "{v} {tool}: {f}");
+                }
+            }
+        }
+    }
+    // Every seed result field in the results themselves (ok() checks each
+    // against its schema too).
+    let mut c = Client::legacy("2025-11-25");
+    let mut got: Vec<(&str, Value)> = Vec::new();
+    got.push((
+        "terminal_start",
+        c.ok("terminal_start", json!({"name": "s", "args": ["--norc"]})),
+    ));
+    let send = json!({"session_id": "s", "text": "echo hi", "enter": true});
+    got.push(("terminal_send", c.ok("terminal_send", send)));
+    let wait = json!({"session_id": "s", "until": "hi", "ignore_echo": true});
+    got.push(("terminal_wait", c.ok("terminal_wait", wait)));
+    got.push((
+        "terminal_read",
+        c.ok("terminal_read", json!({"session_id": "s"})),
+    ));
+    got.push((
+        "terminal_screen",
+        c.ok("terminal_screen", json!({"session_id": "s"})),
+    ));
+    let resize = json!({"session_id": "s", "cols": 90, "rows": 20});
+    got.push(("terminal_resize", c.ok("terminal_resize", resize)));
+    got.push(("terminal_list", c.ok("terminal_list", json!({}))));
+    let interrupt = json!({"session_id": "s", "force": true});
+    got.push(("terminal_interrupt", c.ok("terminal_interrupt", interrupt)));
+    got.push((
+        "terminal_run",
+        c.ok("terminal_run", json!({"command": "true"})),
+    ));
+    for (tool, fields) in SEED_RESULTS {
+        let r = &got.iter().find(|(t, _)| *t == tool).expect(tool).1;
+        for f in fields {
+            assert!(r.get(f).is_some(), "{tool}: no {f} in {r}");
+        }
+    }
+    let session = &got[6].1["sessions"][0];
+    for f in ["state", "pid", "cwd", "size", "idle_ms", "buffer_bytes"] {
+        assert!(
+            session.get(f).is_some(),
+            "terminal_list: no {f} in {session}"
+        );
+    }
 }

@@ -15,9 +15,9 @@ use serde_json::{json, Map, Value};
 
 use crate::limits;
 use crate::manager::{self, Manager};
-use crate::ops::{self, Format, Input, Selection, Settle};
+use crate::ops::{self, Format, Input, Selection, Settle, View};
 use crate::params::{self, ParamError};
-use crate::session::{Cancel, Options, OutputText, Reason, Session, Status, Until};
+use crate::session::{Cancel, Options, OutputText, Reason, Session, SettleSpec, Status, Until};
 use crate::sync::lock;
 use crate::text;
 
@@ -67,6 +67,7 @@ type Handler = fn(&Ctx, &Map<String, Value>, &Arc<AtomicBool>) -> Outcome;
 /// Every handler, by tool name (the catalog lists the same names).
 pub const HANDLERS: &[(&str, Handler)] = &[
     ("terminal_start", start),
+    ("terminal_step", step),
     ("terminal_send", send),
     ("terminal_read", read),
     ("terminal_wait", wait),
@@ -247,19 +248,14 @@ fn wait_until(s: &Session, until: &Until, timeout: Duration, cancel: &Arc<Atomic
     s.wait(&until, timeout).0
 }
 
-/// `ops::settle` with the request's cancel flag; with `silence`, `quiet`
-/// without output settles too, even while the program works.
-fn settle(
-    s: &Session,
-    (quiet, silence): (Duration, bool),
-    timeout: Duration,
-    cancel: &Arc<AtomicBool>,
-) -> Reason {
+/// `ops::settle` (the kernel's verdict, `quiet` where it cannot tell) with
+/// the request's cancel flag.
+fn settle(s: &Session, quiet: Duration, timeout: Duration, cancel: &Arc<AtomicBool>) -> Reason {
     let how = Settle {
         quiet,
         max_wait: timeout,
         quiet_only: false,
-        silence_is_enough: silence,
+        silence_is_enough: false,
     };
     ops::settle_with(s, how, Some(Cancel::Flag(Arc::clone(cancel)))).0
 }
@@ -308,12 +304,7 @@ fn start(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome
             ),
             e => failed(e),
         })?;
-    let ready = settle(
-        &s,
-        (limits::DEFAULT_QUIET, false),
-        limits::MCP_START_SETTLE,
-        cancel,
-    );
+    let ready = settle(&s, limits::DEFAULT_QUIET, limits::MCP_START_SETTLE, cancel);
     let st = s.status();
     Ok(json!({
         "session_id": name,
@@ -328,23 +319,84 @@ fn start(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome
     }))
 }
 
-fn send(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
-    let a = Args::new(m, &["session_id", "text", "keys", "enter", "repeat"])?;
-    let (id, s) = a.session(ctx)?;
+/// The input of `text`, `keys` and `enter`, in that order (terminal_send's
+/// and terminal_step's convention); empty when none is given.
+fn inputs(a: &Args) -> Result<Vec<Input>, String> {
     let text = a.str("text")?.unwrap_or("");
     let keys = a.strings("keys")?;
-    let enter = a.bool("enter")?;
-    let repeat = a.int("repeat", 1, limits::MCP_MAX_REPEAT)?.unwrap_or(1);
-    if text.is_empty() && keys.is_empty() && !enter {
-        return Err("nothing to send: give text, keys or enter=true".into());
-    }
     let mut once = Vec::new();
     if !text.is_empty() {
         once.push(Input::Text(text.to_string()));
     }
     once.extend(keys.into_iter().map(Input::Key));
-    if enter {
+    if a.bool("enter")? {
         once.push(Input::Key("enter".into()));
+    }
+    Ok(once)
+}
+
+/// Type, wait until the program waits for input again (the kernel's
+/// verdict, as the CLI's `step`), and return the new output in the line
+/// view, capped head and tail.
+fn step(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
+    let a = Args::new(
+        m,
+        &[
+            "session_id",
+            "text",
+            "keys",
+            "enter",
+            "quiet_ms",
+            "timeout_ms",
+            "max_chars",
+        ],
+    )?;
+    let (id, s) = a.session(ctx)?;
+    let inputs = inputs(&a)?;
+    let quiet = a
+        .int("quiet_ms", 1, max_wait_ms())?
+        .map_or(limits::DEFAULT_QUIET, Duration::from_millis);
+    let how = Settle {
+        quiet,
+        max_wait: a.timeout()?,
+        quiet_only: false,
+        silence_is_enough: false,
+    };
+    let max = a.max_chars()?;
+    // Where this output starts, for terminal_read to return all of it.
+    let since = s.output_chars(None, 0).first;
+    let cancel = Some(Cancel::Flag(Arc::clone(cancel)));
+    let r = ops::step_input(&s, &inputs, how, (false, View::Auto), cancel)
+        .map_err(|e| refused(&id, &s, e))?;
+    let lost = if r.dropped > 0 {
+        format!("[... {} earlier bytes were not kept ...]\n", r.dropped)
+    } else {
+        String::new()
+    };
+    let (output, cut) = text::head_tail(&(lost + &r.output), max);
+    let truncated = cut || r.dropped > 0;
+    Ok(json!({
+        "output": output,
+        "view": if r.is_screen { "screen" } else { "stream" },
+        "reason": r.reason.as_str(),
+        "running": r.status.running(),
+        "exit_code": exit_code(&r.status),
+        "truncated": truncated,
+        "since": since,
+    }))
+}
+
+fn max_wait_ms() -> u64 {
+    limits::MCP_MAX_WAIT.as_millis() as u64
+}
+
+fn send(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+    let a = Args::new(m, &["session_id", "text", "keys", "enter", "repeat"])?;
+    let (id, s) = a.session(ctx)?;
+    let repeat = a.int("repeat", 1, limits::MCP_MAX_REPEAT)?.unwrap_or(1);
+    let once = inputs(&a)?;
+    if once.is_empty() {
+        return Err("nothing to send: give text, keys or enter=true".into());
     }
     let inputs: Vec<Input> = (0..repeat).flat_map(|_| once.iter().cloned()).collect();
     let bytes = ops::encode(&s, &inputs).map_err(failed)?;
@@ -424,12 +476,18 @@ fn read(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     }))
 }
 
+/// Seed 004's `terminal_wait`, with `until_idle` besides: every condition
+/// given ends the wait, the first that holds. `quiet_ms` is the seed's
+/// silence ("no output arrived for this long"), even while the program
+/// works; only `until_idle` asks the kernel whether it waits for input
+/// (reason `idle`), so a seed client's reasons and quiet stay the seed's.
 fn wait(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
     let a = Args::new(
         m,
         &[
             "session_id",
             "until",
+            "until_idle",
             "quiet_ms",
             "timeout_ms",
             "ignore_echo",
@@ -437,54 +495,53 @@ fn wait(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome 
     )?;
     let (id, s) = a.session(ctx)?;
     let until = a.str("until")?.filter(|u| !u.is_empty());
+    let idle = a.bool("until_idle")?;
     let quiet = a
-        .int("quiet_ms", 0, limits::MCP_MAX_WAIT.as_millis() as u64)?
+        .int("quiet_ms", 0, max_wait_ms())?
         .filter(|&q| q > 0)
         .map(Duration::from_millis);
     let timeout = a.timeout()?;
     let ignore_echo = a.bool("ignore_echo")?;
-    let started = Instant::now();
-    let (reason, matched) = match until {
+    if until.is_none() && quiet.is_none() && !idle {
+        return Err(
+            "give until (a regex to wait for), until_idle=true, quiet_ms (a quiet period), or several"
+                .into(),
+        );
+    }
+    let what = match until {
         Some(u) => {
             let regex = Regex::new(&format!("(?im){u}"))
                 .map_err(|e| format!("invalid regex in until: {e}"))?;
             let (from, echo) = s.last_input();
-            let what = OutputText {
+            Some(OutputText {
                 regex,
                 from,
                 skip_echo: if ignore_echo { echo } else { None },
-            };
-            let cond = Until {
-                output_text: Some(what.clone()),
-                exit: true,
-                quiet,
-                ..Until::default()
-            };
-            let reason = wait_until(&s, &cond, timeout, cancel);
-            let matched = if reason == Reason::Matched {
-                s.find_output(&what)
-            } else {
-                None
-            };
-            (reason, matched)
+            })
         }
-        None => {
-            let q = quiet
-                .ok_or("give until (a regex to wait for), quiet_ms (a quiet period), or both")?;
-            // Seed 004: "return when no output arrived for this long"; the
-            // kernel saying it waits for input ends it sooner.
-            (settle(&s, (q, true), timeout, cancel), None)
-        }
+        None => None,
+    };
+    let cond = Until {
+        output_text: what.clone(),
+        exit: true,
+        quiet,
+        // Where the kernel cannot tell: quiet_ms, else the step's window.
+        settle: idle.then(|| SettleSpec {
+            fallback: quiet.unwrap_or(limits::DEFAULT_QUIET),
+            kernel: true,
+        }),
+        ..Until::default()
+    };
+    let started = Instant::now();
+    let reason = wait_until(&s, &cond, timeout, cancel);
+    let matched = match (&what, reason) {
+        (Some(w), Reason::Matched) => s.find_output(w),
+        _ => None,
     };
     let st = s.status();
-    // Seed 004's reasons: settled by the kernel is its "quiet" too.
-    let reason = match reason {
-        Reason::Idle => "quiet",
-        r => r.as_str(),
-    };
     Ok(json!({
         "session_id": id,
-        "reason": reason,
+        "reason": reason.as_str(),
         "matched": matched,
         "running": st.running(),
         "exit_code": exit_code(&st),
