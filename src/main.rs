@@ -17,8 +17,8 @@ drive them from one-shot calls (LLM agents, scripts, CI).
 
 Usage:
   ptybroker start [options] -- CMD [ARGS...]   start CMD, print its first output
-  ptybroker step [options] [TEXT]              type TEXT + Enter, print the answer
-  ptybroker wait [options] [--match TEXT]      until the program exits (or TEXT shows)
+  ptybroker step [options] [TEXT] [--key K]... type TEXT + Enter (or text and keys), print the answer
+  ptybroker wait [options] [--match TEXT]      until the program exits (or new output has TEXT)
   ptybroker read [options]                     print the rendered screen
   ptybroker send [options] [TEXT] [--key K]... type text and keys, do not wait
   ptybroker status | list | resize | signal SIG  (INT, QUIT, TSTP: the foreground job only)
@@ -42,7 +42,10 @@ Common options:
                        its status (128+N for signal N) instead of 0
 start: --cols C --rows R --cwd DIR --env NAME=VALUE --clean-env --term T --replace
 read:  --top N | --bottom N | --start A --end B, --history, --ansi
-send:  --key NAME, --text TEXT, --paste TEXT, --enter
+step:  --key NAME (text and keys in order, no Enter added), --no-enter, --stdin
+wait:  --match TEXT | --regex RE: in output not read yet (with --screen: on the screen)
+send:  --key NAME, --text TEXT, --paste TEXT, --enter, --stdin
+      --stdin: the text from standard input (not argv), less one trailing newline
 resize: --cols C --rows R
 
 Every call prints one status line on stderr. Usage errors exit 2, errors
