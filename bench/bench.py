@@ -397,7 +397,7 @@ def bench_families():
                 rows.append((f"{fam}: {what}", "not run", f"{needs} is not installed", ""))
                 continue
             pb("start", "--session", "fam", *opts, "--", *argv)
-            pb("wait", "--session", "fam", "--match", prompt, "--max-wait", "30000", check=False)
+            pb("wait", "--session", "fam", "--screen", "--match", prompt, "--max-wait", "30000", check=False)
             early = needless = capped = 0
             took = []
             for n in range(1, reps + 1):

@@ -472,7 +472,12 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
 
 fn step(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let mut c = Common::default();
-    let mut text: Option<String> = None;
+    // Text and keys in the order given; the text (TEXT or --stdin) once.
+    let mut actions: Vec<Value> = Vec::new();
+    let mut text_at: Option<usize> = None;
+    let mut from_stdin = false;
+    let mut keys_given = false;
+    let mut no_enter = false;
     let mut cap = CapOpts::default();
     let mut changed = false;
     while let Some(arg) = Opt::next(p)? {
@@ -482,7 +487,26 @@ fn step(p: &mut lexopt::Parser) -> Result<(), Failure> {
         match arg.flag() {
             "--exit-code" => c.exit_code = true,
             "--changed" => changed = true,
-            "" if text.is_none() => text = Some(arg.text()?),
+            "-k" | "--key" => {
+                actions.push(key_action(value(p)?)?);
+                keys_given = true;
+            }
+            "--no-enter" => no_enter = true,
+            f @ ("--stdin" | "") => {
+                if text_at.is_some() {
+                    return Err(usage(
+                        "step types one text (TEXT or --stdin); add keys with --key",
+                    ));
+                }
+                text_at = Some(actions.len());
+                from_stdin = f == "--stdin";
+                let t = if from_stdin {
+                    String::new()
+                } else {
+                    arg.text()?
+                };
+                actions.push(json!({ "text": t }));
+            }
             _ => return Err(arg.unexpected()),
         }
     }
@@ -491,38 +515,112 @@ fn step(p: &mut lexopt::Parser) -> Result<(), Failure> {
             "--changed shows rows of text: it cannot be combined with --raw",
         ));
     }
-    let r = Client::new().call("pty/step", step_params(&c, text, &cap, changed))?;
+    if let (Some(i), true) = (text_at, from_stdin) {
+        actions[i] = json!({ "text": stdin_text()? });
+    }
+    let mut params = step_params(&c, None, &cap, changed);
+    match (text_at, keys_given || no_enter) {
+        // Seed 002's step: the text, then Enter.
+        (Some(i), false) => params["text"] = actions[i]["text"].take(),
+        _ if actions.is_empty() => {}
+        // Text and keys exactly as given: no Enter of ours.
+        _ => params["action"] = json!(actions),
+    }
+    let r = Client::new().call("pty/step", params)?;
     print_step(&r, &c)?;
     exit_as_program(&c, &r["status"])
 }
 
+/// A `--key NAME` action; key names mean the same in every mode, so they
+/// are checked before anything is sent.
+fn key_action(key: String) -> Result<Value, Failure> {
+    keys::encode_key(&key, &Default::default()).map_err(|e| usage(e.to_string()))?;
+    Ok(json!({ "key": key }))
+}
+
+/// `--stdin`: the text to type, read from standard input so that it never
+/// shows on a command line (a password): all of it but one trailing
+/// newline (`\n` or `\r\n`, what `echo` or a here-string ends with), at
+/// most [`limits::MAX_WRITE_BYTES`], UTF-8.
+fn stdin_text() -> Result<String, Failure> {
+    use std::io::Read;
+    let max = limits::MAX_WRITE_BYTES;
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(max as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Failure {
+            message: format!("cannot read standard input: {e}"),
+            exit: 1,
+        })?;
+    if buf.len() > max {
+        return Err(usage(format!(
+            "standard input holds more than {max} bytes: --stdin sends at most {max} bytes"
+        )));
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+    }
+    String::from_utf8(buf).map_err(|_| usage("standard input is not UTF-8 text (--stdin)"))
+}
+
+/// What `wait --match` / `--regex` looks for.
+enum Awaited {
+    Text(String),
+    Regex(String),
+}
+
 fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let mut c = Common::default();
-    let mut matching: Option<String> = None;
+    let mut matching: Option<Awaited> = None;
     let mut cap = CapOpts::default();
     while let Some(arg) = Opt::next(p)? {
         if c.take(&arg, p)? || cap.take(&arg, p)? {
             continue;
         }
-        match arg.flag() {
-            "-m" | "--match" => matching = Some(value(p)?),
-            "--exit-code" => c.exit_code = true,
+        let awaited = match arg.flag() {
+            "-m" | "--match" => Awaited::Text(value(p)?),
+            "--regex" => {
+                let r = value(p)?;
+                ops::screen_regex(&r).map_err(|e| usage(format!("invalid --regex: {e}")))?;
+                Awaited::Regex(r)
+            }
+            "--exit-code" => {
+                c.exit_code = true;
+                continue;
+            }
             _ => return Err(arg.unexpected()),
+        };
+        if matching.is_some() {
+            return Err(usage("wait takes one --match TEXT or --regex RE"));
         }
+        matching = Some(awaited);
     }
     let client = Client::new();
     let mut params = c.params();
     let timeout = c.max_wait.unwrap_or(3_600_000);
     params.insert("timeout".into(), json!(timeout));
     match &matching {
-        Some(m) => params.insert("match".into(), json!(m)),
+        Some(Awaited::Text(m)) => params.insert("match".into(), json!(m)),
+        Some(Awaited::Regex(r)) => params.insert("regex".into(), json!(r)),
         None => params.insert("exit".into(), json!(true)),
     };
+    // Output the caller has not read yet, unless --screen asks for what
+    // is on the screen (seen or not).
+    let screen = c.view == Some("screen");
+    if matching.is_some() && !screen {
+        params.insert("matchOutput".into(), json!(true));
+    }
     // One call brings the output and status with the wait: a session that
     // `stop` or `kill-session` ends meanwhile is gone right after.
     params.insert("output".into(), json!(true));
     params.insert("raw".into(), json!(c.raw));
     cap.params(&mut params);
+    params.insert("view".into(), json!(c.view.unwrap_or("auto")));
     let w = client.call("pty/wait", Value::Object(params))?;
     let st = w["status"].clone();
     if c.json {
@@ -749,16 +847,17 @@ fn check_rows(rows: [Option<u64>; 4]) -> Result<(), Failure> {
 fn send(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let mut c = Common::default();
     let mut actions: Vec<Value> = Vec::new();
+    // `--stdin`'s place among the actions, read once the line is parsed.
+    let mut stdin_at: Option<usize> = None;
     while let Some(arg) = Opt::next(p)? {
         if c.take(&arg, p)? {
             continue;
         }
         match arg.flag() {
-            "-k" | "--key" => {
-                let key = value(p)?;
-                // Key names mean the same in every mode: check them here.
-                keys::encode_key(&key, &Default::default()).map_err(|e| usage(e.to_string()))?;
-                actions.push(json!({ "key": key }));
+            "-k" | "--key" => actions.push(key_action(value(p)?)?),
+            "--stdin" if stdin_at.is_none() => {
+                stdin_at = Some(actions.len());
+                actions.push(json!({"text": ""}));
             }
             "--text" => actions.push(json!({"text": value(p)?})),
             "--paste" => actions.push(json!({"paste": value(p)?})),
@@ -769,6 +868,9 @@ fn send(p: &mut lexopt::Parser) -> Result<(), Failure> {
     }
     if actions.is_empty() {
         return Err(usage("send needs text or --key NAME"));
+    }
+    if let Some(i) = stdin_at {
+        actions[i] = json!({ "text": stdin_text()? });
     }
     let mut params = c.params();
     params.insert("action".into(), json!(actions));

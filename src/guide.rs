@@ -43,12 +43,12 @@ once: what the program wrote since your previous call, nothing older.",
         title: "One call per exchange",
         cli: "`step` types, waits and prints in one call: never follow it with `read` or a
 sleep. `step` with no text waits again without typing (a program that was
-still working). Keys go with `send`, which does not wait: `send -s NAME --key
-Escape ':wq' --enter` (text and keys in order), then `step -s NAME` to see
-the answer. `wait -s NAME` blocks until the program exits (a build);
-`wait -s NAME --match TEXT` until TEXT is on the screen.
-`signal -s NAME INT` (or `send --key Ctrl+C`) stops the running command and
-keeps the shell.",
+still working). Keys go in the same call, in order, with no Enter added:
+`step -s NAME --key Escape ':wq' --key Enter`, `step -s NAME --key Ctrl+C`
+(`send` types the same without waiting). `wait -s NAME` blocks until the
+program exits (a build) and prints its output; `wait -s NAME --match TEXT`
+until output you have not read yet holds TEXT (`--regex RE`; `--screen`:
+the screen instead), and prints that output.",
         mcp: "terminal_interrupt stops a command and keeps the shell; terminal_close ends a session.",
     },
     Topic {
@@ -60,9 +60,11 @@ keeps the shell.",
         title: "Caps",
         cli: "`start` and `step` wait at most 10 s (--max-wait MS), then print what came
 so far with \"still running\": call `step` again to wait on. `wait` waits up
-to an hour (--max-wait MS); a timeout exits 1. Output is printed whole (up
-to the 1 MiB a session keeps): for a long one, cap it where it is made
-(`step 'make 2>&1 | tail -40'`) or look at the screen (`read`).",
+to an hour (--max-wait MS); a timeout exits 1. Output is cut to 32 KiB
+(--max-bytes N, --head N, --tail N): whole lines from the head and the tail,
+and one line saying how many were left out and the `read` that prints
+exactly them. For full-screen programs, `step --changed` prints only the
+rows that changed since the screen you last saw.",
         mcp: "No call blocks longer than about 55 s: on reason timeout, call again.",
     },
     Topic {
@@ -79,11 +81,12 @@ screen instead of the stream, and `read` shows it at any time (--top N,
   your shell from expanding $ and backticks meant for the program.
 - Text starting with -: put -- before it (`step -- -1`, `send -- -x`);
   `start` always takes -- before the command.
-- Passwords: text on the command line shows in `ps` and in your own logs;
-  a prompt that does not echo (sudo, ssh) prints nothing back, which is
-  expected.
-- Waiting for output: `wait --match TEXT` looks at the screen, where the
-  line you typed is too: match text the program prints, not text you typed.
+- Passwords: never on the command line (`ps`, your logs): pipe them in,
+  `printf '%s' \"$PW\" | ptybroker step -s NAME --stdin`; a prompt that does
+  not echo (sudo, ssh) prints nothing back, which is expected.
+- Waiting for output: `wait --match TEXT` looks at output you have not read
+  yet, so text already shown does not count; `--screen` looks at the screen,
+  where the line you typed is too.
 - Names: a session name in use is refused; `stop` it, or `start --replace`.
 - Exit status: `--exit-code` (start, step, wait, stop) exits with the
   program's own status once it has exited.",

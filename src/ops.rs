@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::keys;
 use crate::limits;
 use crate::manager::Error;
-use crate::session::{Cancel, Reason, Session, SettleSpec, Status, Until};
+use crate::session::{Cancel, OutputText, Reason, Session, SettleSpec, Status, Until};
 use crate::text;
 use crate::transcript::Chunk;
 
@@ -183,6 +183,25 @@ pub fn screen_regex(pattern: &str) -> Result<regex_lite::Regex, regex_lite::Erro
         .build()
 }
 
+/// A wait for `regex` in the output the caller has not read yet: from the
+/// read mark on, escape sequences stripped (see [`OutputText`]). When input
+/// was typed since the mark, its echo is not the answer: the search starts
+/// past the echoed line (waiting for `done` after typing `echo done`).
+pub fn unread_output(s: &Session, regex: regex_lite::Regex) -> OutputText {
+    let from = s.mark();
+    let (input_at, echo) = s.last_input();
+    OutputText {
+        regex,
+        from,
+        skip_echo: echo.filter(|_| input_at >= from),
+    }
+}
+
+/// A regular expression that finds `text` as it is (no metacharacters).
+pub fn literal_regex(text: &str) -> Result<regex_lite::Regex, regex_lite::Error> {
+    regex_lite::Regex::new(&regex_lite::escape(text))
+}
+
 /// Encode and write inputs; returns the number of bytes written.
 pub fn send(s: &Session, inputs: &[Input]) -> Result<usize, Error> {
     let bytes = encode(s, inputs)?;
@@ -297,12 +316,19 @@ pub struct StepResult {
     pub source: Option<Source>,
 }
 
-/// pty-prompt's `step`: send `text` (plus Enter), wait until settled (or
-/// `cancel` says to stop waiting), and return everything produced since the
-/// previous step, so nothing is lost between calls.
+/// What a step types: seed 002's line (text, then Enter), or text and keys
+/// exactly as given, in order.
+pub fn step_line(text: &str) -> Vec<Input> {
+    vec![Input::Text(text.to_string()), Input::Raw(b"\r".to_vec())]
+}
+
+/// pty-prompt's `step`: send `input` (nothing when empty: only re-poll; a
+/// line is [`step_line`]), wait until settled (or `cancel` says to stop
+/// waiting), and return everything produced since the previous step, so
+/// nothing is lost between calls.
 pub fn step(
     s: &Session,
-    text: Option<&str>,
+    input: &[Input],
     how: Settle,
     view: (bool, View),
     cancel: Option<Cancel>,
@@ -321,11 +347,8 @@ pub fn step(
             how.max_wait.as_millis()
         )));
     };
-    if let Some(t) = text {
-        check_write_size(t.len() + 1)?;
-        let mut bytes = t.as_bytes().to_vec();
-        bytes.push(b'\r');
-        write(s, &bytes)?;
+    if !input.is_empty() {
+        send(s, input)?;
     }
     let (reason, waited) = settle_with(s, how, cancel);
     let (raw, view) = view;
@@ -398,7 +421,12 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
     // Lines as the terminal shows them; output that repaints across lines
     // (top, `less -X`, `clear`) is shown as the screen it drew.
     let lines = (!raw && view != View::Screen).then(|| text::line_view(data));
-    let repaints = lines.as_ref().is_some_and(|l| l.repaints);
+    // A repaint that drew nothing on the primary screen (top quitting: a
+    // move to the last row and a newline) has nothing new to show: its
+    // lines are all there is, not the frame left from before the mark.
+    let drew = |l: &text::LineView| l.text.chars().any(|c| !c.is_whitespace());
+    let repaints = lines.as_ref().is_some_and(|l| l.repaints && drew(l));
+    let moved_only = lines.as_ref().is_some_and(|l| l.repaints && !drew(l));
     let is_screen = match view {
         View::Auto => alt || repaints,
         View::Screen => true,
@@ -434,6 +462,7 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
             };
             (screen(s, Selection::All, fmt, false).text, 0, source)
         }
+        Some(_) if moved_only => (String::new(), stream_dropped, stream),
         Some(lines) => (lines.text, stream_dropped, stream),
         None => (
             String::from_utf8_lossy(data).into_owned(),

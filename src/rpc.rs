@@ -443,13 +443,32 @@ fn wait(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     // the time a client could ask for it separately.
     let with_output = opt_bool(p, "output")?.unwrap_or(false);
     let raw = opt_bool(p, "raw")?.unwrap_or(false);
-    let text = opt_str(p, "match")?.map(str::to_string);
-    let regex = match opt_str(p, "regex")? {
+    let view = view_param(p)?;
+    let mut text = opt_str(p, "match")?.map(str::to_string);
+    let mut regex = match opt_str(p, "regex")? {
         Some(r) => Some(
             ops::screen_regex(r).map_err(|e| RpcError::params(format!("invalid regex: {e}")))?,
         ),
         None => None,
     };
+    // Seed 000's match looks at the screen; `matchOutput` looks at the
+    // output since the read mark instead (what the caller has not read).
+    let mut output_text = None;
+    if opt_bool(p, "matchOutput")?.unwrap_or(false) {
+        if text.is_some() && regex.is_some() {
+            return Err(RpcError::params(
+                "with matchOutput, give match or regex, not both",
+            ));
+        }
+        let re = match text.take() {
+            Some(t) => ops::literal_regex(&t)
+                .map_err(|e| RpcError::params(format!("match is too long: {e}")))?,
+            None => regex
+                .take()
+                .ok_or_else(|| RpcError::params("matchOutput needs match or regex"))?,
+        };
+        output_text = Some(ops::unread_output(&s, re));
+    }
     let quiet = opt_ms(p, "quiet")?;
     let idle = opt_bool(p, "idle")?.unwrap_or(false);
     let quiet_only = opt_bool(p, "quietOnly")?.unwrap_or(false);
@@ -458,6 +477,7 @@ fn wait(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     let until = Until {
         text,
         regex,
+        output_text,
         exit: exit || idle,
         // With `idle`, `quiet` is the settle fallback; alone, a plain window.
         quiet: if idle { None } else { quiet },
@@ -477,24 +497,15 @@ fn wait(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     v["reason"] = json!(reason.as_str());
     v["waitedMs"] = json!(waited.as_millis() as u64);
     if with_output {
-        let chunk = ops::output(&s, s.mark(), limits::TRANSCRIPT_BYTES);
-        s.set_mark(chunk.next);
-        // Lines as a step shows them, so that what a cap leaves out reads
-        // back the same (see `ops::output_text`).
-        let mut text = if raw {
-            String::from_utf8_lossy(&chunk.data).into_owned()
-        } else {
-            crate::text::line_view(&chunk.data).text
-        };
-        let source = ops::Source::Output {
-            from: chunk.start,
-            to: chunk.next,
-            raw,
-            first: 1,
-        };
-        apply_cap(p, &mut text, Some(source), &mut v)?;
+        // As `pty/step` shows it: lines as the terminal shows them, or the
+        // screen of a full-screen program; capped the same way, so that what
+        // a cap leaves out reads back the same (see `ops::output_text`).
+        let r = ops::collect(&s, reason, waited, raw, view);
+        let mut text = r.output;
+        apply_cap(p, &mut text, r.source, &mut v)?;
         v["output"] = json!(text);
-        v["dropped"] = json!(chunk.dropped);
+        v["view"] = json!(if r.is_screen { "screen" } else { "stream" });
+        v["dropped"] = json!(r.dropped);
     }
     v["status"] = status_json(name, &s, &s.status());
     Ok(v)
@@ -591,9 +602,18 @@ fn step(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     };
     let changed = opt_bool(p, "changed")?.unwrap_or(false);
     cap_param(p)?;
+    let input = match (
+        opt_str(p, "text")?,
+        p.get("action").filter(|a| !a.is_null()),
+    ) {
+        (Some(_), Some(_)) => return Err(RpcError::params("give text or action, not both")),
+        (Some(t), None) => ops::step_line(t),
+        (None, Some(_)) => actions(p)?,
+        (None, None) => Vec::new(),
+    };
     let mut r = ops::step(
         &s,
-        opt_str(p, "text")?,
+        &input,
         how,
         (opt_bool(p, "raw")?.unwrap_or(false), view_param(p)?),
         ctx.peer.and_then(Cancel::hangup),

@@ -23,6 +23,7 @@ fn wait_match(sb: &Sandbox, session: &str, text: &str) -> Out {
         "wait",
         "--session",
         session,
+        "--screen",
         "--match",
         text,
         "--max-wait",
@@ -65,6 +66,7 @@ fn every_call_prints_exactly_one_status_line() {
             "wait",
             "--session",
             "sh",
+            "--screen",
             "--match",
             "hi",
             "--max-wait",
@@ -694,7 +696,10 @@ fn a_reader_that_goes_away_is_not_a_crash() {
         (vec!["step", "-s", "p", "seq 1 20000"], true),
         (vec!["read", "-s", "p"], false),
         (vec!["read", "-s", "p", "--json"], false),
-        (vec!["wait", "-s", "p", "--json", "--match", "ready>"], true),
+        (
+            vec!["wait", "-s", "p", "--json", "--screen", "--match", "ready>"],
+            true,
+        ),
     ] {
         let (code, stderr) = run_into_closed_pipe(&sb, &args, true, false);
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");

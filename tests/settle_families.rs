@@ -73,6 +73,7 @@ fn start(sb: &Sandbox, session: &str, opts: &[&str], argv: &[&str], prompt: &str
         "wait",
         "--session",
         session,
+        "--screen",
         "--match",
         prompt.trim_end(),
         "--max-wait",

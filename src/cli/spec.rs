@@ -122,6 +122,18 @@ pub const CHANGED: OptSpec = flag(
     "only the rows that changed since the screen last shown (N: text)",
 );
 
+// Keys and hidden text (step, send).
+pub const KEY: OptSpec = opt(
+    "key",
+    "K",
+    "a named key: Enter, Escape, Ctrl+C, PageDown...",
+)
+.short('k');
+pub const STDIN: OptSpec = flag(
+    "stdin",
+    "type standard input (a password), not a TEXT argument",
+);
+
 /// Every option `Common::take` accepts.
 pub const COMMON: &[OptSpec] = &[
     SESSION, TIMEOUT, QUIET_ONLY, MAX_WAIT, RAW, SCREEN, STREAM, JSON,
@@ -162,11 +174,28 @@ pub const VERBS: &[VerbSpec] = &[
     VerbSpec {
         name: "step",
         run: super::step,
-        usage: "step [options] [--] [TEXT]",
-        summary: "type TEXT and Enter, wait until it settles, print what is new",
+        usage: "step [options] [--] [TEXT] [--key K]...",
+        summary: "type TEXT and Enter (or text and keys), wait until it settles, print what is new",
         options: &[
-            SESSION, TIMEOUT, QUIET_ONLY, MAX_WAIT, RAW, SCREEN, STREAM, JSON, EXIT_CODE,
-            MAX_BYTES, HEAD, TAIL, CHANGED,
+            SESSION,
+            TIMEOUT,
+            QUIET_ONLY,
+            MAX_WAIT,
+            RAW,
+            SCREEN,
+            STREAM,
+            JSON,
+            EXIT_CODE,
+            MAX_BYTES,
+            HEAD,
+            TAIL,
+            CHANGED,
+            KEY,
+            flag(
+                "no-enter",
+                "type TEXT without Enter (also implied by --key)",
+            ),
+            STDIN,
         ],
         common: true,
         takes_text: true,
@@ -180,7 +209,9 @@ pub const VERBS: &[VerbSpec] = &[
         options: &[
             SESSION,
             MAX_WAIT,
-            opt("match", "TEXT", "wait until TEXT is on the screen").short('m'),
+            opt("match", "TEXT", "wait until output not read yet holds TEXT").short('m'),
+            opt("regex", "RE", "wait until output not read yet matches RE"),
+            flag("screen", "match and print the rendered screen instead"),
             RAW,
             JSON,
             EXIT_CODE,
@@ -234,13 +265,9 @@ pub const VERBS: &[VerbSpec] = &[
         summary: "type text and keys in the order given, without waiting",
         options: &[
             SESSION,
-            opt(
-                "key",
-                "K",
-                "a named key: Enter, Escape, Ctrl+C, PageDown...",
-            )
-            .short('k'),
+            KEY,
             opt("text", "TEXT", "text typed as is"),
+            STDIN,
             opt("paste", "TEXT", "text as a bracketed paste"),
             flag("enter", "press Enter"),
             JSON,
