@@ -26,6 +26,7 @@ fn start_bash(sb: &Sandbox, session: &str) {
         "wait",
         "-s",
         session,
+        "--screen",
         "--match",
         "ready>",
         "--max-wait",
