@@ -669,6 +669,7 @@ def bench_throughput():
 # ---- agent tasks (issue 15) ------------------------------------------------------
 
 def bench_tasks():
+    sys.dont_write_bytecode = True  # no bench/__pycache__ in the tree
     import tasks  # bench/tasks.py: the task set, its three drivers and their counts
     rows, notes = tasks.run(BIN, ENV, RUNTIME, ROOT)
     section("Agent tasks (issue 15)", rows, notes)
