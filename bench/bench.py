@@ -5,7 +5,7 @@ write BENCHMARKS.md. Every figure states its method; nothing here is a test.
 Usage: bench/bench.py [--quick] [--out BENCHMARKS.md] [--only SECTION,...]
 
 --only runs the named sections alone (binary, calls, step, premature,
-families, probe, memory, throughput) and prints them; it writes a file only when
+families, probe, memory, throughput, tasks) and prints them; it writes a file only when
 --out is given too.
 """
 import json
@@ -691,6 +691,15 @@ def bench_throughput():
     )
 
 
+# ---- agent tasks (issue 15) ------------------------------------------------------
+
+def bench_tasks():
+    sys.dont_write_bytecode = True  # no bench/__pycache__ in the tree
+    import tasks  # bench/tasks.py: the task set, its three drivers and their counts
+    rows, notes = tasks.run(BIN, ENV, RUNTIME, ROOT)
+    section("Agent tasks (issue 15)", rows, notes)
+
+
 def write_report():
     cpu = ""
     try:
@@ -722,7 +731,8 @@ def main():
     if not shutil.which("tmux"):
         sys.exit("bench needs tmux")
     benches = {"binary": bench_binary, "calls": bench_calls, "step": bench_step, "premature": bench_premature,
-               "families": bench_families, "probe": bench_probe, "memory": bench_memory, "throughput": bench_throughput}
+               "families": bench_families, "probe": bench_probe, "memory": bench_memory,
+               "throughput": bench_throughput, "tasks": bench_tasks}
     unknown = [n for n in ONLY or [] if n not in benches]
     if unknown:
         sys.exit(f"unknown section(s) {', '.join(unknown)}; known: {', '.join(benches)}")
