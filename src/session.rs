@@ -350,6 +350,9 @@ struct State {
     /// a program may answer before the writer returns); `None` before any.
     input_began: Option<Instant>,
     input_echo: Option<String>,
+    /// The last input ended in a lone ESC (the Escape key): see
+    /// [`rule::Snapshot::escape_pending`].
+    input_escape: bool,
     /// How the program idled when a wait last settled (see
     /// [`rule::Idle`]): the next wait compares its timers with it.
     idle: Option<rule::Idle>,
@@ -508,6 +511,7 @@ impl Session {
                 input_at: 0,
                 input_began: None,
                 input_echo: None,
+                input_escape: false,
                 idle: None,
                 holding: None,
             }),
@@ -798,6 +802,7 @@ impl Session {
             st.input_began = Some(st.last_input);
             st.input_at = st.transcript.end();
             st.input_echo = echo_line(bytes);
+            st.input_escape = bytes.last() == Some(&0x1b);
         }
         let r = write_all(self.inner.pty.master(), bytes, limits::WRITE_TIMEOUT);
         lock(&self.inner.state).last_input = Instant::now();
@@ -1148,6 +1153,7 @@ fn snapshot(st: &State) -> rule::Snapshot {
         alt_screen: st.screen.is_alt_screen(),
         rewinds: st.screen.rewinds(),
         exited: st.exit.is_some(),
+        escape_pending: st.input_escape,
     }
 }
 

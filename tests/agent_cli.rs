@@ -440,3 +440,39 @@ fn stdin_is_bounded_and_exclusive() {
     let out = run_with_stdin(&sb, &["step", "--session", "sh", "--stdin", "x"], b"y");
     assert_eq!(out.code(), 2, "{out:?}");
 }
+
+/// vim waits its ttimeoutlen after a lone Escape to tell the key from an
+/// arrow's sequence, and only then leaves insert mode: a step that ends
+/// with Escape answers with the screen vim shows after that, not the
+/// `-- INSERT --` it still shows during it.
+#[test]
+fn a_step_ending_in_escape_sees_insert_mode_left() {
+    let sb = Sandbox::new("step-esc");
+    let dir = sb.work("vim");
+    std::fs::write(dir.join("f.txt"), "hello\n").expect("write");
+    sb.run_in(
+        &dir,
+        &["start", "--session", "v", "--", "vim", "--clean", "f.txt"],
+    )
+    .ok();
+    for i in 0..3 {
+        let out = sb
+            .run(&[
+                "step",
+                "--session",
+                "v",
+                &format!("o{i}"),
+                "--key",
+                "Escape",
+            ])
+            .ok();
+        assert!(!out.stdout.contains("-- INSERT --"), "step {i}: {out:?}");
+        let screen = sb.run(&["read", "--session", "v"]).ok();
+        assert!(
+            !screen.stdout.contains("-- INSERT --"),
+            "step {i}: {screen:?}"
+        );
+    }
+    sb.run(&["step", "--session", "v", ":q!", "--key", "Enter"])
+        .ok();
+}

@@ -84,6 +84,13 @@ pub struct Snapshot {
     pub rewinds: u64,
     /// The program has exited.
     pub exited: bool,
+    /// The last input ended in a lone ESC (the Escape key). A program that
+    /// reads keys cannot tell it from the start of a key's sequence (an
+    /// arrow is ESC [ A) until a short timer runs out: vim's ttimeoutlen,
+    /// readline's keyseq-timeout, curses' ESCDELAY. Until then it has not
+    /// acted on the key (vim still shows `-- INSERT --`), so its timer is
+    /// let run out whatever else would settle it.
+    pub escape_pending: bool,
 }
 
 impl Snapshot {
@@ -454,7 +461,12 @@ impl Settler {
                 .and_then(|i| i.timer)
                 .is_some_and(|p| t.max(p) - t.min(p) <= SETTLE_TIMER_JITTER);
             let frame_drawn = full_screen && drew;
-            if !idling && !frame_drawn {
+            // After an Escape key every short timer is the key's (vim waits
+            // 25 ms, then its 100 ms ttimeoutlen): held as a chain, not as a
+            // repainter's one timer per wait.
+            let escape = s.escape_pending && t <= SETTLE_TIMER_HORIZON && !idling;
+            if escape || (!idling && !frame_drawn) {
+                let full_screen = full_screen && !escape;
                 let known = idle.is_some() && !full_screen;
                 if let Some(until) = self.hold(generation, t, known, full_screen, now) {
                     self.waiting = None;
@@ -613,6 +625,7 @@ mod tests {
             alt_screen: false,
             rewinds: 0,
             exited: false,
+            escape_pending: false,
         }
     }
 
@@ -1288,6 +1301,63 @@ mod tests {
         };
         let now = t0 + SETTLE_FIRST_LOOK;
         let settled = settle_at(&mut rule, &drawn, now, 10, |s, _| timer(s, t));
+        assert_eq!(settled, Some(now + SETTLE_DEBOUNCE));
+    }
+
+    #[test]
+    fn an_escape_key_lets_the_key_timer_run_out_even_with_a_frame_drawn() {
+        // vim in insert mode: `abc` echoed, then Escape; vim waits its
+        // 100 ms ttimeoutlen to tell the key from an arrow's sequence and
+        // still shows -- INSERT --. Drawn since the input, full-screen: a
+        // repainter would be settled, this is not until the timer ran out.
+        let t0 = Instant::now();
+        let wrote = t0 + ms(10);
+        let s = Snapshot {
+            alt_screen: true,
+            last_input: wrote,
+            input_began: Some(wrote),
+            output_since_input: true,
+            generation: 9,
+            last_output: wrote + ms(2),
+            escape_pending: true,
+            ..quiet_since(t0)
+        };
+        let mut rule = Settler::new(&s);
+        let now = s.last_output + SETTLE_FIRST_LOOK;
+        let t = ms(100);
+        assert_eq!(
+            rule.observe(&s, &timer(&s, t), now),
+            Verdict::LookAt(now + t)
+        );
+        // The mode line redrawn when the timer ran out, then vim's 4 s
+        // updatetime: settled.
+        let after = Snapshot {
+            generation: s.generation + 1,
+            last_output: now + t,
+            ..s
+        };
+        let at = now + t + SETTLE_FIRST_LOOK;
+        let settled = settle_at(&mut rule, &after, at, 10, |s, _| timer(s, ms(4000)));
+        assert_eq!(settled, Some(at + SETTLE_DEBOUNCE));
+        // vim first waits 25 ms, then its 100 ms: both are the key's.
+        let mut rule = Settler::new(&s);
+        let first = ms(25);
+        assert_eq!(
+            rule.observe(&s, &timer(&s, first), now),
+            Verdict::LookAt(now + first)
+        );
+        let later = now + first;
+        assert_eq!(
+            rule.observe(&s, &timer(&s, t), later),
+            Verdict::LookAt(later + t)
+        );
+        // Without the Escape the same frame settles at once.
+        let plain = Snapshot {
+            escape_pending: false,
+            ..s
+        };
+        let mut rule = Settler::new(&plain);
+        let settled = settle_at(&mut rule, &plain, now, 10, |s, _| timer(s, t));
         assert_eq!(settled, Some(now + SETTLE_DEBOUNCE));
     }
 
