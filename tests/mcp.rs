@@ -1831,3 +1831,46 @@ fn tools_list_fits_in_10_kb_and_keeps_every_seed_field() {
         );
     }
 }
+
+/// What `terminal_start` showed is not new to the agent: the first
+/// `terminal_step` does not repeat a banner, and quitting `top` returns no
+/// stale frame; seed 004's first `terminal_read` still has the opening
+/// output.
+#[test]
+fn the_first_step_starts_after_what_terminal_start_showed() {
+    let mut c = Client::legacy("2025-11-25");
+    c.ok(
+        "terminal_start",
+        json!({"shell": "sh", "args": ["-c", "echo BANNER-1; exec cat"], "name": "b"}),
+    );
+    let r = c.ok(
+        "terminal_step",
+        json!({"session_id": "b", "text": "typed", "enter": true}),
+    );
+    let out = r["output"].as_str().unwrap_or_default();
+    assert!(out.contains("typed") && !out.contains("BANNER-1"), "{r}");
+    c.ok(
+        "terminal_start",
+        json!({"shell": "sh", "args": ["-c", "echo BANNER-2; exec cat"], "name": "r"}),
+    );
+    let r = c.ok("terminal_read", json!({"session_id": "r"}));
+    assert!(
+        r["text"].as_str().unwrap_or_default().contains("BANNER-2"),
+        "{r}"
+    );
+
+    let r = c.ok("terminal_start", json!({"shell": "top", "name": "top"}));
+    assert!(
+        r["screen"].as_str().unwrap_or_default().contains("PID"),
+        "{r}"
+    );
+    let r = c.ok(
+        "terminal_step",
+        json!({"session_id": "top", "text": "q", "enter": true}),
+    );
+    assert_eq!(r["running"], false, "{r}");
+    assert!(
+        !r["output"].as_str().unwrap_or_default().contains("PID"),
+        "{r}"
+    );
+}

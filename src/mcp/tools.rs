@@ -28,6 +28,11 @@ pub struct Ctx {
     runs: Mutex<HashMap<u64, Arc<Session>>>,
     next_run: AtomicU64,
     next_name: AtomicU64,
+    /// Where each session's output stood when `terminal_start` returned its
+    /// screen: the agent has seen that, so its first `terminal_step` starts
+    /// there (the read mark stays put, so that seed 004's first
+    /// `terminal_read` still returns the opening output).
+    shown: Mutex<HashMap<String, u64>>,
     /// The server's working directory: the default `cwd`.
     cwd: PathBuf,
 }
@@ -39,6 +44,7 @@ impl Ctx {
             runs: Mutex::new(HashMap::new()),
             next_run: AtomicU64::new(0),
             next_name: AtomicU64::new(0),
+            shown: Mutex::new(HashMap::new()),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
         }
     }
@@ -306,6 +312,7 @@ fn start(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome
         })?;
     let ready = settle(&s, limits::DEFAULT_QUIET, limits::MCP_START_SETTLE, cancel);
     let st = s.status();
+    lock(&ctx.shown).insert(name.clone(), s.output_end());
     Ok(json!({
         "session_id": name,
         "shell": shell.to_string_lossy(),
@@ -363,6 +370,13 @@ fn step(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome 
         silence_is_enough: false,
     };
     let max = a.max_chars()?;
+    // What terminal_start showed is not new to the agent (a full-screen
+    // program's frame, a banner): the first step starts after it.
+    if let Some(end) = lock(&ctx.shown).remove(&id) {
+        if s.mark() < end {
+            s.set_mark(end);
+        }
+    }
     // Where this output starts, for terminal_read to return all of it.
     let since = s.output_chars(None, 0).first;
     let cancel = Some(Cancel::Flag(Arc::clone(cancel)));
