@@ -322,8 +322,10 @@ pub fn step_line(text: &str) -> Vec<Input> {
     vec![Input::Text(text.to_string()), Input::Raw(b"\r".to_vec())]
 }
 
-/// pty-prompt's `step`: send `input` (nothing when empty: only re-poll; a
-/// line is [`step_line`]), wait until settled (or `cancel` says to stop
+/// pty-prompt's `step` (and MCP's `terminal_step`): send `input` as
+/// [`send`] takes it (text, keys, raw bytes, in order, encoded in the
+/// step's turn against the screen's modes then; nothing when empty: only
+/// re-poll; a line is [`step_line`]), wait until settled (or `cancel` says to stop
 /// waiting), and return everything produced since the previous step, so
 /// nothing is lost between calls.
 pub fn step(
@@ -349,35 +351,6 @@ pub fn step(
     };
     if !input.is_empty() {
         send(s, input)?;
-    }
-    let (reason, waited) = settle_with(s, how, cancel);
-    let (raw, view) = view;
-    Ok(collect(s, reason, waited, raw, view))
-}
-
-/// [`step`] with input as [`send`] takes it (text, keys, raw bytes, in
-/// order; nothing at all only waits), encoded in the step's turn against
-/// the screen's modes then: MCP's `terminal_step`.
-pub fn step_input(
-    s: &Session,
-    inputs: &[Input],
-    how: Settle,
-    view: (bool, View),
-    cancel: Option<Cancel>,
-) -> Result<StepResult, Error> {
-    let deadline = Instant::now() + how.max_wait;
-    let turn = s.step_turn(deadline, cancel.as_ref());
-    if cancel.as_ref().is_some_and(Cancel::is_set) {
-        return Err(Error::Failed("the step was cancelled".into()));
-    }
-    let Some(_turn) = turn else {
-        return Err(Error::Failed(format!(
-            "another step of this session was still running after {} ms: try again, or wait for it",
-            how.max_wait.as_millis()
-        )));
-    };
-    if !inputs.is_empty() {
-        send(s, inputs)?;
     }
     let (reason, waited) = settle_with(s, how, cancel);
     let (raw, view) = view;

@@ -380,7 +380,7 @@ fn step(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome 
     // Where this output starts, for terminal_read to return all of it.
     let since = s.output_chars(None, 0).first;
     let cancel = Some(Cancel::Flag(Arc::clone(cancel)));
-    let r = ops::step_input(&s, &inputs, how, (false, View::Auto), cancel)
+    let r = ops::step(&s, &inputs, how, (false, View::Auto), cancel)
         .map_err(|e| refused(&id, &s, e))?;
     let lost = if r.dropped > 0 {
         format!("[... {} earlier bytes were not kept ...]\n", r.dropped)
