@@ -1874,3 +1874,47 @@ fn the_first_step_starts_after_what_terminal_start_showed() {
         "{r}"
     );
 }
+
+/// A client that pipes its requests in and closes stdin (a shell's
+/// heredoc) gets an answer to every call still running, then the server
+/// ends its sessions and exits.
+#[test]
+fn calls_in_flight_at_end_of_input_are_answered() {
+    let mut c = Client::legacy("2025-11-25");
+    let start = c.start_request(
+        "tools/call",
+        json!({"name": "terminal_start", "arguments": {"shell": "sh", "args": ["-c", "read x; echo got-$x; exec cat"], "name": "h"}}),
+    );
+    let step = c.start_request(
+        "tools/call",
+        json!({"name": "terminal_step", "arguments": {"session_id": "h", "text": "it", "enter": true}}),
+    );
+    drop(c.stdin.take());
+    let mut answered = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while answered.len() < 2 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(v) = c.rx.recv_timeout(left) else {
+            break;
+        };
+        answered.push(v);
+    }
+    let ids: Vec<&Value> = answered.iter().map(|v| &v["id"]).collect();
+    assert!(
+        ids.contains(&&start) && ids.contains(&&step),
+        "{answered:?}"
+    );
+    let step_answer = answered
+        .iter()
+        .find(|v| v["id"] == step)
+        .expect("step answered");
+    let text = step_answer["result"]["structuredContent"]["output"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("got-it") || step_answer["result"]["isError"] == true,
+        "{step_answer}"
+    );
+    let status = c.child.wait().expect("the server exits");
+    assert!(status.success(), "{status:?}");
+}

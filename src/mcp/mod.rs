@@ -24,8 +24,9 @@
 //! Each `tools/call` runs on its own thread, so a long `terminal_wait` never
 //! holds up `ping` or calls on other sessions; responses are written whole,
 //! one line each, under a lock. `notifications/cancelled` stops a waiting call
-//! early and suppresses its response. On stdin EOF every session is killed
-//! and the process exits.
+//! early and suppresses its response. On stdin EOF the calls still running
+//! are answered (each within its own deadline), then every session is
+//! killed and the process exits.
 
 mod catalog;
 mod tools;
@@ -127,6 +128,29 @@ struct Server {
     inflight: Mutex<HashMap<String, Arc<AtomicBool>>>,
     /// Answer everything in turn on the reading thread ([`answer_bytes`]).
     inline: bool,
+    /// Threads still to write an answer (tool calls, batches): at stdin's
+    /// end they are waited for, so a client that pipes its requests in and
+    /// closes stdin gets every answer.
+    answering: Mutex<usize>,
+    answered: std::sync::Condvar,
+}
+
+/// One answer owed by a thread; dropping it (after the answer is written,
+/// or on a panic) pays it.
+struct Owed(Arc<Server>);
+
+impl Owed {
+    fn new(server: &Arc<Server>) -> Owed {
+        *lock(&server.answering) += 1;
+        Owed(Arc::clone(server))
+    }
+}
+
+impl Drop for Owed {
+    fn drop(&mut self) {
+        *lock(&self.0.answering) -= 1;
+        self.0.answered.notify_all();
+    }
 }
 
 /// Serve MCP on stdin/stdout until stdin closes.
@@ -169,6 +193,8 @@ fn serve_on(input: &mut impl BufRead, out: Box<dyn Write + Send>, inline: bool) 
         legacy: Mutex::new(None),
         inflight: Mutex::new(HashMap::new()),
         inline,
+        answering: Mutex::new(0),
+        answered: std::sync::Condvar::new(),
     });
     let mut line = Vec::new();
     while let Ok(Some(read)) =
@@ -176,6 +202,22 @@ fn serve_on(input: &mut impl BufRead, out: Box<dyn Write + Send>, inline: bool) 
     {
         server.handle_line(read.map(|()| line.as_slice()));
     }
+    // The calls still running are answered first (each is bounded by its
+    // own deadline, at most MCP_MAX_WAIT), then the sessions end.
+    let deadline = std::time::Instant::now() + limits::MCP_MAX_WAIT + limits::MCP_KILL_SLACK;
+    let mut owed = lock(&server.answering);
+    while *owed > 0 {
+        let now = std::time::Instant::now();
+        if now >= deadline {
+            break;
+        }
+        owed = server
+            .answered
+            .wait_timeout(owed, deadline - now)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+    }
+    drop(owed);
     server.ctx.shutdown();
 }
 
@@ -207,10 +249,12 @@ impl Server {
                     return;
                 }
                 let me = Arc::clone(self);
+                let owed = Owed::new(self);
                 let spawned =
                     std::thread::Builder::new()
                         .name("mcp-batch".into())
                         .spawn(move || {
+                            let _owed = owed;
                             let answers: Vec<Value> = items
                                 .into_iter()
                                 .filter_map(|m| me.handle_message(m, true))
@@ -445,9 +489,11 @@ impl Server {
         let me = Arc::clone(self);
         let id = id.clone();
         let thread_key = key.clone();
+        let owed = Owed::new(self);
         let spawned = std::thread::Builder::new()
             .name("mcp-call".into())
             .spawn(move || {
+                let _owed = owed;
                 if let Some(answer) = run(&me, &id, &thread_key) {
                     me.send(&answer);
                 }
