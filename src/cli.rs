@@ -31,10 +31,16 @@ pub struct Failure {
 
 impl From<CallError> for Failure {
     fn from(e: CallError) -> Failure {
-        Failure {
-            message: e.message,
-            exit: 1,
-        }
+        // The core's refusal, with what a caller can do next.
+        let message = if e.message == crate::session::EXITED {
+            format!(
+                "{}: `read` shows its last screen, `stop` ends the session, `start --replace` starts it again",
+                e.message
+            )
+        } else {
+            e.message
+        };
+        Failure { message, exit: 1 }
     }
 }
 

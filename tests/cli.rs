@@ -890,13 +890,16 @@ fn acting_on_an_exited_program_says_so() {
     sb.run(&["wait", "-s", "e", "--max-wait", "30000"]).ok();
     for args in [
         vec!["send", "-s", "e", "hello"],
+        vec!["step", "-s", "e", "hello"],
         vec!["resize", "-s", "e", "--cols", "50", "--rows", "10"],
         vec!["signal", "-s", "e", "INT"],
         vec!["signal", "-s", "e", "TERM"],
     ] {
         let out = sb.run(&args);
         assert_eq!(out.code(), 1, "{args:?}: {out:?}");
-        out.assert_one_stderr_line(r"^\[ptybroker: the program has exited\]$");
+        out.assert_one_stderr_line(
+            r"^\[ptybroker: the program has exited: `read` shows its last screen, `stop` ends the session, `start --replace` starts it again\]$",
+        );
     }
     // Nothing was resized.
     let st = json_of(&sb.run(&["status", "-s", "e", "--json"]).ok());
