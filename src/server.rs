@@ -196,53 +196,6 @@ impl ExitSignals {
     }
 }
 
-/// Requests being answered right now, so that a server about to exit can
-/// let them finish (see [`limits::EXIT_ANSWER_WAIT`]).
-#[derive(Default)]
-struct Answering {
-    count: std::sync::Mutex<usize>,
-    done: std::sync::Condvar,
-}
-
-/// One request being answered; the count goes down on drop.
-struct AnswerGuard<'a>(&'a Answering);
-
-impl Answering {
-    fn lock(&self) -> std::sync::MutexGuard<'_, usize> {
-        self.count.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn begin(&self) -> AnswerGuard<'_> {
-        *self.lock() += 1;
-        AnswerGuard(self)
-    }
-
-    /// Wait until no request is being answered, at most `limit`.
-    fn drain(&self, limit: Duration) {
-        let deadline = Instant::now() + limit;
-        let mut n = self.lock();
-        while *n > 0 {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            n = self
-                .done
-                .wait_timeout(n, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-    }
-}
-
-impl Drop for AnswerGuard<'_> {
-    fn drop(&mut self) {
-        let mut n = self.0.lock();
-        *n = n.saturating_sub(1);
-        self.0.done.notify_all();
-    }
-}
-
 enum Conn {
     Unix(UnixStream),
     Tcp(TcpStream),
@@ -329,7 +282,7 @@ fn run_with(
     let refusing = Arc::new(AtomicUsize::new(0));
     let exit_now = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let room = Arc::new(Unauthenticated::default());
-    let answering = Arc::new(Answering::default());
+    let answering = Arc::new(crate::sync::Pending::default());
     let me = rustix::process::getuid();
     let mut idle_since = Instant::now();
     let mut visited = false;
@@ -568,7 +521,7 @@ struct ConnCtx {
     /// A token-protected TCP connection: the token, the waiting room it
     /// is held in until it authenticates, and its place there.
     auth: Option<(Arc<String>, Arc<Unauthenticated>, Arc<AtomicU8>)>,
-    answering: Arc<Answering>,
+    answering: Arc<crate::sync::Pending>,
 }
 
 fn serve_conn(mut conn: Conn, cx: &ConnCtx) -> After {

@@ -131,26 +131,7 @@ struct Server {
     /// Threads still to write an answer (tool calls, batches): at stdin's
     /// end they are waited for, so a client that pipes its requests in and
     /// closes stdin gets every answer.
-    answering: Mutex<usize>,
-    answered: std::sync::Condvar,
-}
-
-/// One answer owed by a thread; dropping it (after the answer is written,
-/// or on a panic) pays it.
-struct Owed(Arc<Server>);
-
-impl Owed {
-    fn new(server: &Arc<Server>) -> Owed {
-        *lock(&server.answering) += 1;
-        Owed(Arc::clone(server))
-    }
-}
-
-impl Drop for Owed {
-    fn drop(&mut self) {
-        *lock(&self.0.answering) -= 1;
-        self.0.answered.notify_all();
-    }
+    answering: Arc<crate::sync::Pending>,
 }
 
 /// Serve MCP on stdin/stdout until stdin closes.
@@ -193,8 +174,7 @@ fn serve_on(input: &mut impl BufRead, out: Box<dyn Write + Send>, inline: bool) 
         legacy: Mutex::new(None),
         inflight: Mutex::new(HashMap::new()),
         inline,
-        answering: Mutex::new(0),
-        answered: std::sync::Condvar::new(),
+        answering: Arc::default(),
     });
     let mut line = Vec::new();
     while let Ok(Some(read)) =
@@ -204,20 +184,9 @@ fn serve_on(input: &mut impl BufRead, out: Box<dyn Write + Send>, inline: bool) 
     }
     // The calls still running are answered first (each is bounded by its
     // own deadline, at most MCP_MAX_WAIT), then the sessions end.
-    let deadline = std::time::Instant::now() + limits::MCP_MAX_WAIT + limits::MCP_KILL_SLACK;
-    let mut owed = lock(&server.answering);
-    while *owed > 0 {
-        let now = std::time::Instant::now();
-        if now >= deadline {
-            break;
-        }
-        owed = server
-            .answered
-            .wait_timeout(owed, deadline - now)
-            .unwrap_or_else(|e| e.into_inner())
-            .0;
-    }
-    drop(owed);
+    server
+        .answering
+        .drain(limits::MCP_MAX_WAIT + limits::MCP_KILL_SLACK);
     server.ctx.shutdown();
 }
 
@@ -249,7 +218,7 @@ impl Server {
                     return;
                 }
                 let me = Arc::clone(self);
-                let owed = Owed::new(self);
+                let owed = self.answering.begin();
                 let spawned =
                     std::thread::Builder::new()
                         .name("mcp-batch".into())
@@ -489,7 +458,7 @@ impl Server {
         let me = Arc::clone(self);
         let id = id.clone();
         let thread_key = key.clone();
-        let owed = Owed::new(self);
+        let owed = self.answering.begin();
         let spawned = std::thread::Builder::new()
             .name("mcp-call".into())
             .spawn(move || {
