@@ -17,6 +17,7 @@ use lexopt::ValueExt;
 use serde_json::{json, Map, Value};
 
 use crate::client::{CallError, Client, Found};
+use crate::remote::Target;
 use crate::session::Exit;
 use crate::status::{self, State};
 use crate::{keys, limits, manager, ops};
@@ -254,6 +255,10 @@ struct Common {
     quiet_only: bool,
     /// `--exit-code` (start, step, wait, stop; see [`exit_as_program`]).
     exit_code: bool,
+    /// `--host`, `--via`, `--remote-bin` (see [`crate::remote`]).
+    host: Option<String>,
+    via: Option<String>,
+    remote_bin: Option<String>,
 }
 
 impl Common {
@@ -279,6 +284,9 @@ impl Common {
             }
             "--json" => self.json = true,
             "--quiet-only" => self.quiet_only = true,
+            "--host" => self.host = Some(value(p)?),
+            "--via" => self.via = Some(value(p)?),
+            "--remote-bin" => self.remote_bin = Some(value(p)?),
             _ => return Ok(false),
         }
         Ok(true)
@@ -286,6 +294,13 @@ impl Common {
 
     fn name(&self) -> &str {
         self.session.as_deref().unwrap_or("default")
+    }
+
+    /// A client of the daemon the options (or `PTYBROKER_HOST`) name.
+    fn client(&self) -> Result<Client, Failure> {
+        let target = Target::resolve(self.host.clone(), self.via.clone(), self.remote_bin.clone())
+            .map_err(usage)?;
+        Ok(Client::to(target))
     }
 
     fn params(&self) -> Map<String, Value> {
@@ -465,12 +480,12 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
     params.insert("cleanEnv".into(), json!(true));
     params.insert("argv".into(), json!(argv));
     params.insert("session".into(), json!(c.name()));
-    let client = Client::new();
+    let client = c.client()?;
     let (stream, note) = client.connect_or_start()?;
     if let Some(n) = note {
         err_line(&status::error_line(&n));
     }
-    Client::call_on(stream, "pty/start", Value::Object(params))?;
+    client.call_on(stream, "pty/start", Value::Object(params))?;
     let r = client.call("pty/step", step_params(&c, None, &cap, false))?;
     print_step(&r, &c)?;
     exit_as_program(&c, &r["status"])
@@ -532,7 +547,7 @@ fn step(p: &mut lexopt::Parser) -> Result<(), Failure> {
         // Text and keys exactly as given: no Enter of ours.
         _ => params["action"] = json!(actions),
     }
-    let r = Client::new().call("pty/step", params)?;
+    let r = c.client()?.call("pty/step", params)?;
     print_step(&r, &c)?;
     exit_as_program(&c, &r["status"])
 }
@@ -606,7 +621,7 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
         }
         matching = Some(awaited);
     }
-    let client = Client::new();
+    let client = c.client()?;
     let mut params = c.params();
     let timeout = c.max_wait.unwrap_or(3_600_000);
     params.insert("timeout".into(), json!(timeout));
@@ -674,7 +689,7 @@ fn stop_with(p: &mut lexopt::Parser, force: bool) -> Result<(), Failure> {
     }
     let mut params = c.params();
     params.insert("force".into(), json!(force));
-    let r = Client::new().call("pty/stop", Value::Object(params))?;
+    let r = c.client()?.call("pty/stop", Value::Object(params))?;
     if c.json {
         out_json(&r)?;
     }
@@ -775,7 +790,7 @@ fn read(p: &mut lexopt::Parser) -> Result<(), Failure> {
     }
     cap.params(&mut params);
     params.extend(c.params());
-    let client = Client::new();
+    let client = c.client()?;
     let r = client.call("pty/read", Value::Object(params))?;
     if c.json {
         out_json(&r)
@@ -817,7 +832,7 @@ fn read_output(
         params.insert("end".into(), json!(b));
     }
     cap.params(&mut params);
-    let r = Client::new().call("pty/output", Value::Object(params))?;
+    let r = c.client()?.call("pty/output", Value::Object(params))?;
     if c.json {
         out_json(&r)
     } else {
@@ -880,7 +895,7 @@ fn send(p: &mut lexopt::Parser) -> Result<(), Failure> {
     }
     let mut params = c.params();
     params.insert("action".into(), json!(actions));
-    let client = Client::new();
+    let client = c.client()?;
     let r = client.call("pty/write", Value::Object(params))?;
     if c.json {
         out_json(&r)?;
@@ -895,7 +910,7 @@ fn status_verb(p: &mut lexopt::Parser) -> Result<(), Failure> {
             return Err(arg.unexpected());
         }
     }
-    let st = Client::new().call("pty/status", Value::Object(c.params()))?;
+    let st = c.client()?.call("pty/status", Value::Object(c.params()))?;
     if c.json {
         out_json(&st)?;
     } else if let Some(activity) = st["activity"].as_str().filter(|_| st["running"] == true) {
@@ -914,9 +929,9 @@ fn list(p: &mut lexopt::Parser) -> Result<(), Failure> {
             return Err(arg.unexpected());
         }
     }
-    let client = Client::new();
+    let client = c.client()?;
     let r = match client.find()? {
-        Found::Running(s) => Client::call_on(s, "pty/list", json!({}))?,
+        Found::Running(s) => client.call_on(s, "pty/list", json!({}))?,
         // No daemon: no sessions, which is not an error for `list`.
         Found::Absent { .. } => json!({"sessions": []}),
     };
@@ -1013,7 +1028,7 @@ fn resize(p: &mut lexopt::Parser) -> Result<(), Failure> {
     params.insert("cols".into(), json!(cols));
     params.insert("rows".into(), json!(rows));
     params.extend(c.params());
-    let client = Client::new();
+    let client = c.client()?;
     client.call("pty/resize", Value::Object(params))?;
     report_status(&client, &c)
 }
@@ -1043,7 +1058,7 @@ fn signal(p: &mut lexopt::Parser) -> Result<(), Failure> {
     })?;
     let mut params = c.params();
     params.insert("signal".into(), json!(sig.as_raw()));
-    let client = Client::new();
+    let client = c.client()?;
     client.call("pty/signal", Value::Object(params))?;
     report_status(&client, &c)
 }
@@ -1079,7 +1094,7 @@ fn record(p: &mut lexopt::Parser) -> Result<(), Failure> {
         }
         _ => return Err(usage("record wants: start FILE.cast | stop | marker LABEL")),
     }
-    let client = Client::new();
+    let client = c.client()?;
     let r = client.call("pty/record", Value::Object(params))?;
     if c.json {
         out_json(&r)?;

@@ -16,6 +16,7 @@ use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
 use serde_json::{json, Value};
 
+use crate::remote::{self, Target};
 use crate::{limits, server, status};
 
 /// A failed call, worded for the status line.
@@ -24,19 +25,24 @@ pub struct CallError {
     pub message: String,
     /// The JSON-RPC error code, when the daemon answered with one.
     pub code: Option<i64>,
+    /// The connection closed before a single byte of an answer came.
+    unanswered: bool,
 }
 
 impl CallError {
-    fn local(message: impl Into<String>) -> CallError {
+    pub fn local(message: impl Into<String>) -> CallError {
         CallError {
             message: message.into(),
             code: None,
+            unanswered: false,
         }
     }
 }
 
+/// The per-user daemon here, or a remote one (see [`remote`]).
 pub struct Client {
     dir: PathBuf,
+    target: Target,
 }
 
 /// What `connect` found on the way.
@@ -50,8 +56,14 @@ pub enum Found {
 
 impl Client {
     pub fn new() -> Client {
+        Client::to(Target::Local)
+    }
+
+    /// A client of `target`'s daemon.
+    pub fn to(target: Target) -> Client {
         Client {
             dir: server::runtime_dir(),
+            target,
         }
     }
 
@@ -59,9 +71,46 @@ impl Client {
         &self.dir
     }
 
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// A stream to the remote daemon; its proxy starts the daemon when
+    /// none runs there.
+    fn remote(&self) -> Result<UnixStream, CallError> {
+        match &self.target {
+            Target::Local => self.connect(),
+            Target::Ssh(d) => remote::Link::new(d, &self.dir)
+                .connect()
+                .map_err(CallError::local),
+            Target::Via(v) => {
+                let s = remote::via(v, &self.dir).map_err(CallError::local)?;
+                // The version check, on the same channel, before the call.
+                let what = Client::exchange(&s, remote::DESCRIBE, Value::Null, &self.target)
+                    .map_err(|e| {
+                        CallError::local(format!(
+                            "--via {v:?} did not reach a ptybroker proxy: {}",
+                            e.message
+                        ))
+                    })?;
+                let out = remote::Output {
+                    ok: true,
+                    code: Some(0),
+                    stdout: json!({ "result": what }).to_string(),
+                    stderr: String::new(),
+                };
+                remote::check_described(v, "ptybroker", &out).map_err(CallError::local)?;
+                Ok(s)
+            }
+        }
+    }
+
     /// Look for a running daemon; `Err` when its directory is unsafe or
     /// its socket cannot be reached for another reason.
     pub fn find(&self) -> Result<Found, CallError> {
+        if self.target != Target::Local {
+            return self.remote().map(Found::Running);
+        }
         // Never talk to a socket in a directory someone else could have
         // put it in: the same check the daemon makes before it binds.
         if std::fs::symlink_metadata(&self.dir).is_ok() {
@@ -91,6 +140,9 @@ impl Client {
     /// Connect, starting the daemon if none runs. Returns the stream and a
     /// note for the user when a dead daemon was replaced.
     pub fn connect_or_start(&self) -> Result<(UnixStream, Option<String>), CallError> {
+        if self.target != Target::Local {
+            return Ok((self.remote()?, None));
+        }
         let note = match self.find()? {
             Found::Running(s) => return Ok((s, None)),
             Found::Absent { stale } => stale.then(|| {
@@ -111,6 +163,9 @@ impl Client {
 
     /// Connect to a running daemon only; `Err` says why there is none.
     pub fn connect(&self) -> Result<UnixStream, CallError> {
+        if self.target != Target::Local {
+            return self.remote();
+        }
         match self.find()? {
             Found::Running(s) => Ok(s),
             Found::Absent { stale: false } => Err(CallError::local("no daemon is running (start a session first)")),
@@ -173,11 +228,46 @@ impl Client {
     }
 
     /// One JSON-RPC call on `stream`, answered within [`answer_within`].
-    pub fn call_on(stream: UnixStream, method: &str, params: Value) -> Result<Value, CallError> {
+    /// Over ssh, a forward whose remote daemon has gone (it exits when
+    /// idle) closes without a word: the daemon is started again there and
+    /// the call made once more.
+    pub fn call_on(
+        &self,
+        stream: UnixStream,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CallError> {
+        match (
+            Client::exchange(&stream, method, params.clone(), &self.target),
+            &self.target,
+        ) {
+            (Err(e), Target::Ssh(d)) if e.unanswered => {
+                drop(stream);
+                let again = remote::Link::new(d, &self.dir)
+                    .set_up()
+                    .map_err(CallError::local)?;
+                Client::exchange(&again, method, params, &self.target)
+            }
+            (r, _) => r,
+        }
+    }
+
+    fn exchange(
+        stream: &UnixStream,
+        method: &str,
+        params: Value,
+        target: &Target,
+    ) -> Result<Value, CallError> {
         let limit = answer_within(method, &params);
         let deadline = Instant::now() + limit;
         let hung = || {
-            let who = rustix::net::sockopt::socket_peercred(&stream)
+            if let Some(name) = target.name() {
+                return CallError::local(format!(
+                    "{name} did not answer within {}: the connection or the daemon there is stuck",
+                    status::duration(limit)
+                ));
+            }
+            let who = rustix::net::sockopt::socket_peercred(stream)
                 .map(|c| format!("the daemon (pid {})", c.pid.as_raw_nonzero()))
                 .unwrap_or_else(|_| "the daemon".into());
             CallError::local(format!(
@@ -194,7 +284,7 @@ impl Client {
                 io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
             )
         };
-        let mut w = &stream;
+        let mut w = stream;
         w.set_write_timeout(Some(limit))
             .and_then(|()| w.write_all(line.as_bytes()))
             .map_err(|e| {
@@ -213,7 +303,7 @@ impl Client {
             if left.is_zero() {
                 return Err(hung());
             }
-            let mut r = &stream;
+            let mut r = stream;
             let n = match r
                 .set_read_timeout(Some(left))
                 .and_then(|()| r.read(&mut buf))
@@ -236,9 +326,14 @@ impl Client {
             }
         }
         if resp.is_empty() {
-            return Err(CallError::local(
-                "the daemon closed the connection without answering",
-            ));
+            let message = match target.name() {
+                Some(name) => format!("lost the connection to {name}: it closed without answering"),
+                None => "the daemon closed the connection without answering".into(),
+            };
+            return Err(CallError {
+                unanswered: true,
+                ..CallError::local(message)
+            });
         }
         let end = resp.iter().position(|b| *b == b'\n').unwrap_or(resp.len());
         let v: Value = serde_json::from_slice(&resp[..end])
@@ -250,6 +345,7 @@ impl Client {
                     .unwrap_or("unknown error")
                     .to_string(),
                 code: err["code"].as_i64(),
+                unanswered: false,
             });
         }
         Ok(v.get("result").cloned().unwrap_or(Value::Null))
@@ -257,7 +353,7 @@ impl Client {
 
     /// Call a method on a running daemon.
     pub fn call(&self, method: &str, params: Value) -> Result<Value, CallError> {
-        Client::call_on(self.connect()?, method, params)
+        self.call_on(self.connect()?, method, params)
     }
 }
 

@@ -202,6 +202,20 @@ pub const DAEMON_SOCKET_CHECK: Duration = Duration::from_secs(1);
 /// first client; `ptybroker daemon --idle-exit SECS` sets another time.
 pub const DAEMON_IDLE_EXIT: Duration = Duration::from_secs(30);
 
+/// Remote hosts (`--host`): how long ssh may take to reach a host
+/// (OpenSSH's ConnectTimeout), and the keep-alive that notices a lost
+/// connection (ServerAliveInterval times ServerAliveCountMax).
+pub const SSH_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const SSH_ALIVE_INTERVAL: Duration = Duration::from_secs(5);
+pub const SSH_ALIVE_COUNT: u32 = 2;
+/// The most one step of setting up a remote host may take (starting the
+/// ssh master, asking the proxy, forwarding the socket) before the call
+/// fails with what ssh said.
+pub const SSH_SETUP_WAIT: Duration = Duration::from_secs(15);
+/// How long an idle ssh master stays for the next call (ControlPersist);
+/// `PTYBROKER_SSH_PERSIST` sets another number of seconds.
+pub const SSH_PERSIST: Duration = Duration::from_secs(600);
+
 /// Check a terminal size against [`COLS`] and [`ROWS`].
 pub fn check_size(cols: u64, rows: u64) -> Result<(u16, u16), String> {
     let ok = |v: u64, (lo, hi): (u16, u16)| v >= u64::from(lo) && v <= u64::from(hi);

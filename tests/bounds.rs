@@ -611,6 +611,26 @@ fn the_man_page_lists_every_limit_with_its_value() {
             "AUTH_TIMEOUT",
             format!("token within {} is closed", secs(limits::AUTH_TIMEOUT)),
         ),
+        (
+            "SSH_CONNECT_TIMEOUT",
+            format!("ssh connects within {}", secs(limits::SSH_CONNECT_TIMEOUT)),
+        ),
+        (
+            "SSH_SETUP_WAIT",
+            format!("ends within {}", secs(limits::SSH_SETUP_WAIT)),
+        ),
+        (
+            "SSH_ALIVE",
+            format!(
+                "after {} keep-alives {} apart",
+                limits::SSH_ALIVE_COUNT,
+                secs(limits::SSH_ALIVE_INTERVAL)
+            ),
+        ),
+        (
+            "SSH_PERSIST",
+            format!("idle master stays {}", secs(limits::SSH_PERSIST)),
+        ),
     ];
     for (name, text) in want {
         assert!(section.contains(&text), "LIMITS lacks {name}: {text:?}");

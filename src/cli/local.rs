@@ -26,12 +26,47 @@ pub fn daemon(p: &mut lexopt::Parser) -> Result<(), Failure> {
     })
 }
 
-pub fn mcp(p: &mut lexopt::Parser) -> Result<(), Failure> {
-    // It holds sessions (see pty::raise_fd_limit).
-    crate::pty::raise_fd_limit();
+/// `--host DEST [--remote-bin PATH]` of `mcp` and `driver`: the same
+/// server run on DEST for this one channel's lifetime (see
+/// [`crate::remote::Link::exec_server`]); `None` here.
+fn remote_server(p: &mut lexopt::Parser, verb: &str) -> Result<Option<Failure>, Failure> {
+    let (mut host, mut bin) = (None, None);
+    while let Some(arg) = Opt::next(p)? {
+        match arg.flag() {
+            "--host" => host = Some(value(p)?),
+            "--remote-bin" => bin = Some(value(p)?),
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    let fail = |message: String, exit| Failure {
+        message: format!("{verb}: {message}"),
+        exit,
+    };
+    match crate::remote::Target::resolve(host, None, bin).map_err(|m| fail(m, 2))? {
+        crate::remote::Target::Ssh(d) => {
+            let link = crate::remote::Link::new(&d, &server::runtime_dir());
+            Ok(Some(fail(link.exec_server(verb), 1)))
+        }
+        _ => Ok(None),
+    }
+}
+
+pub fn proxy(p: &mut lexopt::Parser) -> Result<(), Failure> {
     if let Some(arg) = Opt::next(p)? {
         return Err(arg.unexpected());
     }
+    crate::proxy::run().map_err(|m| Failure {
+        message: format!("proxy: {m}"),
+        exit: 1,
+    })
+}
+
+pub fn mcp(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    if let Some(failed) = remote_server(p, "mcp")? {
+        return Err(failed);
+    }
+    // It holds sessions (see pty::raise_fd_limit).
+    crate::pty::raise_fd_limit();
     crate::mcp::serve().map_err(|e| Failure {
         message: format!("mcp: {e}"),
         exit: 1,
@@ -135,11 +170,11 @@ pub fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
 }
 
 pub fn driver(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    if let Some(failed) = remote_server(p, "driver")? {
+        return Err(failed);
+    }
     // It holds sessions (see pty::raise_fd_limit).
     crate::pty::raise_fd_limit();
-    if let Some(arg) = Opt::next(p)? {
-        return Err(arg.unexpected());
-    }
     crate::driver::run()
 }
 

@@ -134,9 +134,26 @@ pub const STDIN: OptSpec = flag(
     "type standard input (a password), not a TEXT argument",
 );
 
+// Remote hosts (see `crate::remote`).
+pub const HOST: OptSpec = opt(
+    "host",
+    "DEST",
+    "act on DEST's daemon over ssh: [ssh://][user@]host[:port] or an ssh alias",
+);
+pub const VIA: OptSpec = opt(
+    "via",
+    "CMD",
+    "act through CMD, which reaches a remote `ptybroker proxy` (docker exec -i ...)",
+);
+pub const REMOTE_BIN: OptSpec = opt(
+    "remote-bin",
+    "PATH",
+    "ptybroker's path on the remote host (default: ptybroker on its PATH)",
+);
+
 /// Every option `Common::take` accepts.
 pub const COMMON: &[OptSpec] = &[
-    SESSION, TIMEOUT, QUIET_ONLY, MAX_WAIT, RAW, SCREEN, STREAM, JSON,
+    SESSION, TIMEOUT, QUIET_ONLY, MAX_WAIT, RAW, SCREEN, STREAM, JSON, HOST, VIA, REMOTE_BIN,
 ];
 
 /// Every verb, in the order `ptybroker --help` lists them.
@@ -407,11 +424,21 @@ pub const VERBS: &[VerbSpec] = &[
         example: "ptybroker daemon --idle-exit 0",
     },
     VerbSpec {
+        name: "proxy",
+        run: local::proxy,
+        usage: "proxy",
+        summary: "speak the daemon's JSON-RPC on stdin/stdout (what --host runs remotely)",
+        options: &[],
+        common: false,
+        takes_text: false,
+        example: "ssh box ptybroker proxy   # --host DEST does this for you",
+    },
+    VerbSpec {
         name: "driver",
         run: local::driver,
-        usage: "driver",
+        usage: "driver [--host DEST [--remote-bin PATH]]",
         summary: "speak the JSON Lines driver protocol on stdin/stdout",
-        options: &[],
+        options: &[HOST, REMOTE_BIN],
         common: false,
         takes_text: false,
         example: "ptybroker driver < requests.jsonl",
@@ -419,9 +446,9 @@ pub const VERBS: &[VerbSpec] = &[
     VerbSpec {
         name: "mcp",
         run: local::mcp,
-        usage: "mcp",
+        usage: "mcp [--host DEST [--remote-bin PATH]]",
         summary: "serve MCP (the terminal_* tools) on stdin/stdout",
-        options: &[],
+        options: &[HOST, REMOTE_BIN],
         common: false,
         takes_text: false,
         example: "ptybroker mcp   # what an MCP client runs: command ptybroker, args [mcp]",
