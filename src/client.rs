@@ -229,8 +229,8 @@ impl Client {
 
     /// One JSON-RPC call on `stream`, answered within [`answer_within`].
     /// Over ssh, a forward whose remote daemon has gone (it exits when
-    /// idle) closes without a word: the daemon is started again there and
-    /// the call made once more.
+    /// idle) closes without a word while the master runs: the daemon is
+    /// started again there and the call made once more.
     pub fn call_on(
         &self,
         stream: UnixStream,
@@ -243,9 +243,17 @@ impl Client {
         ) {
             (Err(e), Target::Ssh(d)) if e.unanswered => {
                 drop(stream);
-                let again = remote::Link::new(d, &self.dir)
-                    .set_up()
-                    .map_err(CallError::local)?;
+                let link = remote::Link::new(d, &self.dir);
+                // The master ends (and our forward with it) when ssh's
+                // connection is lost: the call may have reached the
+                // daemon, so it is not made twice.
+                if !link.master_alive() {
+                    return Err(CallError::local(format!(
+                        "lost the connection to {}: ssh's connection ended during the call (the next call connects again)",
+                        d.shown
+                    )));
+                }
+                let again = link.set_up().map_err(CallError::local)?;
                 Client::exchange(&again, method, params, &self.target)
             }
             (r, _) => r,
@@ -311,6 +319,9 @@ impl Client {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if timed_out(&e) => return Err(hung()),
+                // A forward whose far end is gone may reset rather than
+                // close: the same as closing without an answer.
+                Err(e) if resp.is_empty() && e.kind() == io::ErrorKind::ConnectionReset => break,
                 Err(e) => {
                     return Err(CallError::local(format!(
                         "lost the daemon while waiting: {e}"

@@ -308,7 +308,8 @@ impl<'a> Link<'a> {
         server::ensure_private_dir(&self.dir)
     }
 
-    fn master_alive(&self) -> bool {
+    /// Does this destination's master run (`ssh -O check`)?
+    pub fn master_alive(&self) -> bool {
         let mut cmd = self.ssh();
         cmd.args(["-O", "check", "--", &self.dest.host]);
         run_bounded(cmd, b"", limits::SSH_SETUP_WAIT).is_ok_and(|o| o.ok)

@@ -9,7 +9,7 @@
 //! early, and the step did not end at the cap (reason `timeout`), so it did
 //! not wait for nothing until `--max-wait`. The programs are in
 //! tests/programs/; ssh runs against a private sshd on 127.0.0.1 started
-//! here ([`Sshd`]).
+//! here (`common::Sshd`).
 //!
 //! No durations are asserted: needless waits shorter than the cap are
 //! measured by `make bench` ("Settle families"), not here. A family that
@@ -20,11 +20,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{eventually, free_port, Sandbox};
+use common::{eventually, have, Sandbox, Sshd};
 use serde_json::Value;
 
 fn program(name: &str) -> String {
@@ -32,14 +32,6 @@ fn program(name: &str) -> String {
         .join("tests/programs")
         .join(name);
     p.to_str().expect("utf-8 path").to_string()
-}
-
-fn have(cmd: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {cmd}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// Is `cmd` installed? If not, say the test is skipped.
@@ -292,155 +284,6 @@ fn ssh_to_a_loopback_sshd() {
     }
     finish(&sb, "ssh");
     drop(sshd);
-}
-
-/// A private sshd on 127.0.0.1 for one test: its own host key, its own
-/// configuration (no PAM, public keys only, the one client key generated
-/// here), run in the foreground (`-D -e`) as whoever runs the tests, and
-/// killed with everything it started when dropped. Loopback only.
-struct Sshd {
-    child: Child,
-    dir: PathBuf,
-    port: u16,
-}
-
-impl Sshd {
-    /// `None` (after saying why) when sshd or the ssh tools are missing.
-    fn start(sb: &Sandbox) -> Option<Sshd> {
-        let sshd = Path::new("/usr/sbin/sshd");
-        if !sshd.exists() || !have("ssh") || !have("ssh-keygen") {
-            eprintln!("/usr/sbin/sshd, ssh or ssh-keygen is not installed; skipped");
-            return None;
-        }
-        // As root, sshd wants its privilege separation directory; a
-        // container without an ssh service has none.
-        if rustix::process::geteuid().is_root() && !Path::new("/run/sshd").exists() {
-            std::fs::create_dir_all("/run/sshd").expect("create /run/sshd");
-        }
-        let dir = sb.work("sshd");
-        for key in ["host_key", "client_key"] {
-            let path = dir.join(key);
-            let st = Command::new("ssh-keygen")
-                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-                .arg(&path)
-                .stdout(Stdio::null())
-                .status()
-                .expect("run ssh-keygen");
-            assert!(st.success(), "ssh-keygen {key} failed: {st}");
-        }
-        let port = free_port();
-        let config = dir.join("sshd_config");
-        std::fs::write(
-            &config,
-            format!(
-                "ListenAddress 127.0.0.1:{port}\n\
-                 HostKey {dir}/host_key\n\
-                 PidFile none\n\
-                 UsePAM no\n\
-                 PasswordAuthentication no\n\
-                 KbdInteractiveAuthentication no\n\
-                 PubkeyAuthentication yes\n\
-                 AuthorizedKeysFile {dir}/client_key.pub\n\
-                 StrictModes no\n",
-                dir = dir.display()
-            ),
-        )
-        .expect("write sshd_config");
-        let log = std::fs::File::create(dir.join("sshd.log")).expect("sshd.log");
-        let child = Command::new(sshd)
-            .args(["-D", "-e", "-f"])
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("spawn sshd");
-        let mut me = Sshd { child, dir, port };
-        let up = eventually(Duration::from_secs(20), || {
-            if let Ok(Some(st)) = me.child.try_wait() {
-                panic!("sshd exited ({st}): {}", me.log());
-            }
-            std::net::TcpStream::connect(("127.0.0.1", port))
-                .ok()
-                .map(|_| ())
-        });
-        assert!(up.is_some(), "sshd never listened: {}", me.log());
-        Some(me)
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("sshd.log")).unwrap_or_default()
-    }
-
-    /// The client's command line, running `remote` on a terminal there.
-    fn client(&self, remote: &str) -> Vec<String> {
-        let key = self.dir.join("client_key");
-        let mut v: Vec<String> = [
-            "ssh",
-            "-F",
-            "/dev/null",
-            "-o",
-            "StrictHostKeyChecking=no",
-            "-o",
-            "UserKnownHostsFile=/dev/null",
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "LogLevel=ERROR",
-            "-i",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        v.push(key.display().to_string());
-        v.extend(["-p".to_string(), self.port.to_string(), "-tt".to_string()]);
-        v.extend(["127.0.0.1".to_string(), remote.to_string()]);
-        v
-    }
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        // Connections first (sshd's children and theirs), then sshd.
-        let pid = self.child.id() as i32;
-        for p in descendants(pid) {
-            common::kill(p, 9);
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Every live descendant of `root`, from /proc's parent links.
-fn descendants(root: i32) -> Vec<i32> {
-    let mut parent = Vec::new();
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for e in dir.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue;
-            };
-            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-                continue;
-            };
-            if let Some(ppid) = rest.split_ascii_whitespace().nth(1) {
-                if let Ok(ppid) = ppid.parse::<i32>() {
-                    parent.push((pid, ppid));
-                }
-            }
-        }
-    }
-    let mut out = vec![];
-    let mut frontier = vec![root];
-    while let Some(p) = frontier.pop() {
-        for (c, _) in parent.iter().filter(|(_, pp)| *pp == p) {
-            out.push(*c);
-            frontier.push(*c);
-        }
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------

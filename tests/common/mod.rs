@@ -139,6 +139,8 @@ impl Sandbox {
             .env_remove("TERM")
             .env_remove("PTYBROKER_TOKEN")
             .env_remove("PYTHONSTARTUP")
+            .env_remove("PTYBROKER_HOST")
+            .env_remove("PTYBROKER_REMOTE_BIN")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_AUTHOR_NAME", "ptybroker tests")
@@ -569,4 +571,328 @@ pub fn free_port() -> u16 {
 /// Lines of `text` with surrounding whitespace trimmed.
 pub fn lines(text: &str) -> Vec<&str> {
     text.lines().map(str::trim).collect()
+}
+
+/// Is `cmd` on PATH?
+pub fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {cmd}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The name of the user running the tests (whom the test sshd logs in).
+pub fn user_name() -> String {
+    let out = Command::new("id").arg("-un").output().expect("run id -un");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A private sshd on 127.0.0.1 for one test: its own host key, its own
+/// configuration (no PAM, public keys only, the one client key generated
+/// here), run in the foreground (`-D -e`) as whoever runs the tests, and
+/// killed with everything it started when dropped. Loopback only.
+///
+/// Beside it, a client configuration (`-F`, since OpenSSH reads
+/// `~/.ssh/config` from the passwd home, not `$HOME`) with the alias `box`
+/// for it and its host key already trusted, for `ptybroker --host box`
+/// through [`Sshd::env`].
+pub struct Sshd {
+    child: Child,
+    pub dir: PathBuf,
+    pub port: u16,
+    pub user: String,
+}
+
+impl Sshd {
+    /// `None` (after saying why) when sshd or the ssh tools are missing.
+    pub fn start(sb: &Sandbox) -> Option<Sshd> {
+        let sshd = Path::new("/usr/sbin/sshd");
+        if !sshd.exists() || !have("ssh") || !have("ssh-keygen") {
+            eprintln!("/usr/sbin/sshd, ssh or ssh-keygen is not installed; skipped");
+            return None;
+        }
+        // As root, sshd wants its privilege separation directory; a
+        // container without an ssh service has none.
+        if rustix::process::geteuid().is_root() && !Path::new("/run/sshd").exists() {
+            if let Err(e) = std::fs::create_dir_all("/run/sshd") {
+                eprintln!("sshd needs /run/sshd, which cannot be made ({e}); skipped");
+                return None;
+            }
+        }
+        let dir = sb.work("sshd");
+        for key in ["host_key", "client_key", "stranger_key"] {
+            let path = dir.join(key);
+            let st = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(&path)
+                .stdout(Stdio::null())
+                .status()
+                .expect("run ssh-keygen");
+            assert!(st.success(), "ssh-keygen {key} failed: {st}");
+        }
+        let port = free_port();
+        let config = dir.join("sshd_config");
+        std::fs::write(
+            &config,
+            format!(
+                "ListenAddress 127.0.0.1:{port}\n\
+                 HostKey {dir}/host_key\n\
+                 PidFile none\n\
+                 UsePAM no\n\
+                 PasswordAuthentication no\n\
+                 KbdInteractiveAuthentication no\n\
+                 PubkeyAuthentication yes\n\
+                 PermitRootLogin prohibit-password\n\
+                 AllowStreamLocalForwarding yes\n\
+                 AuthorizedKeysFile {dir}/client_key.pub\n\
+                 StrictModes no\n",
+                dir = dir.display()
+            ),
+        )
+        .expect("write sshd_config");
+        let host_key = std::fs::read_to_string(dir.join("host_key.pub")).expect("host key");
+        let host_key: Vec<&str> = host_key.split_whitespace().take(2).collect();
+        std::fs::write(
+            dir.join("known_hosts"),
+            format!("[127.0.0.1]:{port} {}\n", host_key.join(" ")),
+        )
+        .expect("write known_hosts");
+        let log = std::fs::File::create(dir.join("sshd.log")).expect("sshd.log");
+        let child = Command::new(sshd)
+            .args(["-D", "-e", "-f"])
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn sshd");
+        let mut me = Sshd {
+            child,
+            dir,
+            port,
+            user: user_name(),
+        };
+        me.write_client_config("");
+        let up = eventually(Duration::from_secs(20), || {
+            if let Ok(Some(st)) = me.child.try_wait() {
+                panic!("sshd exited ({st}): {}", me.log());
+            }
+            TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
+        });
+        assert!(up.is_some(), "sshd never listened: {}", me.log());
+        Some(me)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("sshd.log")).unwrap_or_default()
+    }
+
+    /// The client configuration file.
+    pub fn config(&self) -> PathBuf {
+        self.dir.join("ssh_config")
+    }
+
+    /// (Re)write the client configuration: `extra` Host blocks first (the
+    /// first value ssh finds wins), then `box`, its key for `box` and
+    /// 127.0.0.1, then what every host shares: no other key, this known_hosts only, never asking.
+    pub fn write_client_config(&self, extra: &str) {
+        let dir = self.dir.display();
+        std::fs::write(
+            self.config(),
+            format!(
+                "{extra}\n\
+                 Host box\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n\
+                 Host box 127.0.0.1\n  IdentityFile {dir}/client_key\n\
+                 Host *\n  IdentitiesOnly yes\n  \
+                 UserKnownHostsFile {dir}/known_hosts\n  GlobalKnownHostsFile /dev/null\n  \
+                 StrictHostKeyChecking yes\n  PasswordAuthentication no\n",
+                port = self.port,
+                user = self.user,
+            ),
+        )
+        .expect("write ssh_config");
+    }
+
+    /// `ssh` with the test's configuration, as PTYBROKER_SSH_COMMAND.
+    pub fn ssh_command(&self) -> String {
+        format!("ssh -F {}", self.config().display())
+    }
+
+    /// What a `ptybroker --host` call needs: the ssh command, no agent, a
+    /// short ControlPersist, and nothing from the caller's own setting.
+    pub fn env(&self, cmd: &mut Command) {
+        cmd.env("PTYBROKER_SSH_COMMAND", self.ssh_command())
+            .env("PTYBROKER_SSH_PERSIST", "5")
+            .env_remove("SSH_AUTH_SOCK")
+            .env_remove("PTYBROKER_HOST")
+            .env_remove("PTYBROKER_REMOTE_BIN");
+    }
+
+    /// A remote ptybroker for `--remote-bin`: a script running the test
+    /// binary with its own runtime directory (`root`, made here), so a test
+    /// can tell the remote daemon from the local one, and with the
+    /// sandbox's marker, so the sandbox ends what it starts.
+    pub fn remote_bin(&self, sb: &Sandbox, root: &Path) -> PathBuf {
+        std::fs::create_dir_all(root).expect("create remote runtime dir");
+        std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700))
+            .expect("chmod remote runtime dir");
+        let script = self.dir.join("remote-ptybroker");
+        write_script(
+            &script,
+            &format!(
+                "#!/bin/sh\nXDG_RUNTIME_DIR='{}' {MARKER}='{}' exec '{BIN}' \"$@\"\n",
+                root.display(),
+                sb.id
+            ),
+        );
+        script
+    }
+
+    /// The sshd processes serving connections (not the listener): ending
+    /// them cuts every connection as a network failure would.
+    pub fn connections(&self) -> Vec<i32> {
+        descendants(self.child.id() as i32)
+            .into_iter()
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/comm"))
+                    .is_ok_and(|c| c.trim().starts_with("sshd"))
+            })
+            .collect()
+    }
+
+    /// The client's command line, running `remote` on a terminal there.
+    pub fn client(&self, remote: &str) -> Vec<String> {
+        let key = self.dir.join("client_key");
+        let mut v: Vec<String> = [
+            "ssh",
+            "-F",
+            "/dev/null",
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "LogLevel=ERROR",
+            "-i",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.push(key.display().to_string());
+        v.extend(["-p".to_string(), self.port.to_string(), "-tt".to_string()]);
+        v.extend(["127.0.0.1".to_string(), remote.to_string()]);
+        v
+    }
+
+    /// Close every ssh master under `runtime` (`ssh -O exit`) and return
+    /// the pids of ssh processes still naming it after a bounded wait:
+    /// none, when nothing was left behind.
+    pub fn close_masters(&self, runtime: &Path) -> Vec<i32> {
+        let dir = runtime.join("ssh");
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "ctl") {
+                    let _ = Command::new("ssh")
+                        .arg("-F")
+                        .arg(self.config())
+                        .arg("-o")
+                        .arg(format!("ControlPath={}", p.display()))
+                        .args(["-O", "exit", "box"])
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .status();
+                }
+            }
+        }
+        let want = dir.display().to_string();
+        let left = || {
+            processes_naming(&want)
+                .into_iter()
+                .filter(|p| {
+                    std::fs::read_to_string(format!("/proc/{p}/comm"))
+                        .is_ok_and(|c| c.trim() == "ssh")
+                })
+                .collect::<Vec<_>>()
+        };
+        eventually(Duration::from_secs(10), || {
+            let l = left();
+            l.is_empty().then_some(())
+        });
+        left()
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        // Connections first (sshd's children and theirs), then sshd.
+        let pid = self.child.id() as i32;
+        for p in descendants(pid) {
+            kill(p, 9);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Write an executable script.
+pub fn write_script(path: &Path, text: &str) {
+    std::fs::write(path, text).expect("write script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod script");
+}
+
+/// Live processes (not zombies) whose command line contains `text`.
+pub fn processes_naming(text: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(text) && proc_state(pid).is_some_and(|s| s != 'Z') {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Every live descendant of `root`, from /proc's parent links.
+pub fn descendants(root: i32) -> Vec<i32> {
+    let mut parent = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                continue;
+            };
+            if let Some(ppid) = rest.split_ascii_whitespace().nth(1) {
+                if let Ok(ppid) = ppid.parse::<i32>() {
+                    parent.push((pid, ppid));
+                }
+            }
+        }
+    }
+    let mut out = vec![];
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for (c, _) in parent.iter().filter(|(_, pp)| *pp == p) {
+            out.push(*c);
+            frontier.push(*c);
+        }
+    }
+    out
 }
