@@ -283,6 +283,16 @@ impl Client {
                 status::duration(limit)
             ))
         };
+        let closed = || {
+            let message = match target.name() {
+                Some(name) => format!("lost the connection to {name}: it closed without answering"),
+                None => "the daemon closed the connection without answering".into(),
+            };
+            CallError {
+                unanswered: true,
+                ..CallError::local(message)
+            }
+        };
         let req = json!({"jsonrpc": "2.0", "method": method, "params": params, "id": 1});
         let mut line = req.to_string();
         line.push('\n');
@@ -298,6 +308,12 @@ impl Client {
             .map_err(|e| {
                 if timed_out(&e) {
                     hung()
+                } else if matches!(
+                    e.kind(),
+                    io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+                ) {
+                    // Closed before the request was even taken: unanswered.
+                    closed()
                 } else {
                     CallError::local(format!("lost the daemon while sending: {e}"))
                 }
@@ -337,14 +353,7 @@ impl Client {
             }
         }
         if resp.is_empty() {
-            let message = match target.name() {
-                Some(name) => format!("lost the connection to {name}: it closed without answering"),
-                None => "the daemon closed the connection without answering".into(),
-            };
-            return Err(CallError {
-                unanswered: true,
-                ..CallError::local(message)
-            });
+            return Err(closed());
         }
         let end = resp.iter().position(|b| *b == b'\n').unwrap_or(resp.len());
         let v: Value = serde_json::from_slice(&resp[..end])
