@@ -212,6 +212,9 @@ pub const SSH_ALIVE_COUNT: u32 = 2;
 /// ssh master, asking the proxy, forwarding the socket) before the call
 /// fails with what ssh said.
 pub const SSH_SETUP_WAIT: Duration = Duration::from_secs(15);
+/// The most `install --host` may take to copy the binary and run it
+/// there once.
+pub const SSH_COPY_WAIT: Duration = Duration::from_secs(300);
 /// How long an idle ssh master stays for the next call (ControlPersist);
 /// `PTYBROKER_SSH_PERSIST` sets another number of seconds.
 pub const SSH_PERSIST: Duration = Duration::from_secs(600);

@@ -300,6 +300,16 @@ impl<'a> Link<'a> {
         self.channel()
     }
 
+    /// The master, started if none runs (for commands of our own there,
+    /// such as `install`'s).
+    pub fn open(&self) -> Result<(), Failed> {
+        self.private_dirs()?;
+        if self.master_alive() {
+            return Ok(());
+        }
+        self.start_master()
+    }
+
     /// Our runtime directory and its `ssh` below it, both private.
     fn private_dirs(&self) -> Result<(), Failed> {
         if let Some(runtime) = self.dir.parent() {

@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{eventually, kill, run_bounded, write_script, Out, Rpc, Sandbox, Sshd};
+use common::{eventually, kill, run_bounded, write_script, Out, Rpc, Sandbox, Sshd, BIN};
 use serde_json::{json, Value};
 
 /// The bound issue 17 puts on a failing remote call: it ends within 15 s.
@@ -38,8 +38,8 @@ impl Remote {
     fn new(name: &str) -> Option<Remote> {
         let sb = Sandbox::new(name);
         let sshd = Sshd::start(&sb)?;
-        let far = sb.root.join("far");
-        let bin = sshd.remote_bin(&sb, &far);
+        let far = sshd.far.clone();
+        let bin = sshd.remote_bin(&sb);
         Some(Remote { sb, sshd, far, bin })
     }
 
@@ -484,4 +484,70 @@ fn wait_output(mut child: std::process::Child, limit: Duration) -> Out {
         stdout: t_out.join().unwrap_or_default(),
         stderr: t_err.join().unwrap_or_default(),
     }
+}
+
+#[test]
+fn install_copies_a_binary_that_then_serves_as_remote_bin() {
+    let Some(r) = Remote::new("remote-install") else {
+        return;
+    };
+    let target = r.sb.work("far-bin").join("sub/ptybroker");
+    let target = target.to_str().expect("utf-8 path");
+    let out = r
+        .run_env(
+            &["install", "--host", "box", "--path", target],
+            &[],
+            common::CALL_LIMIT,
+        )
+        .ok();
+    assert!(
+        out.stdout.contains(&format!("at box:{target}"))
+            && out.stdout.contains(&format!("--remote-bin {target}")),
+        "it says what went where and how to use it: {out:?}"
+    );
+    let copied = std::fs::read(target).expect("the copy is there");
+    assert_eq!(copied, std::fs::read(BIN).expect("the binary"), "{out:?}");
+    let mut start = vec!["start", "-s", "i", "--host", "box", "--remote-bin", target];
+    start.extend(SHELL);
+    r.run_env(&start, &[], common::CALL_LIMIT).ok();
+    assert_eq!(r.far_sessions(), ["i"], "the installed binary serves there");
+    r.run_env(
+        &["stop", "-s", "i", "--host", "box", "--remote-bin", target],
+        &[],
+        common::CALL_LIMIT,
+    )
+    .ok();
+    // Installing again replaces it in place (the temporary file renamed).
+    r.run_env(
+        &["install", "--host", "box", "--path", target],
+        &[],
+        common::CALL_LIMIT,
+    )
+    .ok();
+    let dir = std::path::Path::new(target).parent().expect("dir");
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, ["ptybroker"], "no temporary file stays");
+    r.finish();
+}
+
+#[test]
+fn install_needs_an_explicit_host_and_says_why_it_fails() {
+    let Some(r) = Remote::new("remote-install-no") else {
+        return;
+    };
+    let out = r.run_env(&["install"], &[("PTYBROKER_HOST", "box")], FAIL_WITHIN);
+    assert_eq!(out.code(), 2, "{out:?}");
+    assert!(out.stderr.contains("--host DEST is required"), "{out:?}");
+    // A path that cannot be written there: one line, exit 1.
+    let out = r.run_env(
+        &["install", "--host", "box", "--path", "/proc/nope/ptybroker"],
+        &[],
+        common::CALL_LIMIT,
+    );
+    assert_fails(&out, "install: copying to box:/proc/nope/ptybroker failed");
+    r.finish();
 }

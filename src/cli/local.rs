@@ -259,3 +259,31 @@ fn load_or_make_token(file: Option<&str>, port: u16) -> Result<String, Failure> 
     ));
     Ok(token)
 }
+
+/// `install --host DEST [--path P]`: see [`crate::install`].
+pub fn install(p: &mut lexopt::Parser) -> Result<(), Failure> {
+    let (mut host, mut path) = (None, None);
+    while let Some(arg) = Opt::next(p)? {
+        match arg.flag() {
+            "--host" => host = Some(value(p)?),
+            "--path" => path = Some(value(p)?),
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    let fail = |message: String, exit| Failure {
+        message: format!("install: {message}"),
+        exit,
+    };
+    // Only an explicit --host: installing is never implied by
+    // PTYBROKER_HOST.
+    let Some(host) = host else {
+        return Err(fail(
+            "--host DEST is required: where to install ptybroker".into(),
+            2,
+        ));
+    };
+    let dest = crate::remote::Dest::parse(&host, "ptybroker".into()).map_err(|m| fail(m, 2))?;
+    let path = path.unwrap_or_else(|| crate::install::DEFAULT_PATH.into());
+    let report = crate::install::install(&dest, &path).map_err(|m| fail(m, 1))?;
+    super::output::out_text(&report)
+}

@@ -454,6 +454,23 @@ pub const VERBS: &[VerbSpec] = &[
         example: "ptybroker mcp   # what an MCP client runs: command ptybroker, args [mcp]",
     },
     VerbSpec {
+        name: "install",
+        run: local::install,
+        usage: "install --host DEST [--path P]",
+        summary: "copy a ptybroker that runs on DEST there (opt-in; --host needs it)",
+        options: &[
+            opt(
+                "host",
+                "DEST",
+                "where: [ssh://][user@]host[:port] or an ssh alias",
+            ),
+            opt("path", "P", "where there (default ~/.local/bin/ptybroker)"),
+        ],
+        common: false,
+        takes_text: false,
+        example: "ptybroker install --host box   # then: ptybroker start --host box -- python3",
+    },
+    VerbSpec {
         name: "completions",
         run: super::help::completions,
         usage: "completions bash|zsh|fish",

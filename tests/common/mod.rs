@@ -600,6 +600,8 @@ pub fn user_name() -> String {
 pub struct Sshd {
     child: Child,
     pub dir: PathBuf,
+    /// The XDG_RUNTIME_DIR of everything ssh runs there.
+    pub far: PathBuf,
     pub port: u16,
     pub user: String,
 }
@@ -631,6 +633,12 @@ impl Sshd {
                 .expect("run ssh-keygen");
             assert!(st.success(), "ssh-keygen {key} failed: {st}");
         }
+        // What ssh runs there has a runtime directory of its own (so its
+        // daemon is not the local one) and the sandbox's marker.
+        let far = sb.root.join("far");
+        std::fs::create_dir_all(&far).expect("create the far runtime dir");
+        std::fs::set_permissions(&far, std::fs::Permissions::from_mode(0o700))
+            .expect("chmod the far runtime dir");
         let port = free_port();
         let config = dir.join("sshd_config");
         std::fs::write(
@@ -646,8 +654,11 @@ impl Sshd {
                  PermitRootLogin prohibit-password\n\
                  AllowStreamLocalForwarding yes\n\
                  AuthorizedKeysFile {dir}/client_key.pub\n\
-                 StrictModes no\n",
-                dir = dir.display()
+                 StrictModes no\n\
+                 SetEnv XDG_RUNTIME_DIR={far} {MARKER}={id}\n",
+                dir = dir.display(),
+                far = far.display(),
+                id = sb.id,
             ),
         )
         .expect("write sshd_config");
@@ -670,6 +681,7 @@ impl Sshd {
         let mut me = Sshd {
             child,
             dir,
+            far,
             port,
             user: user_name(),
         };
@@ -730,19 +742,16 @@ impl Sshd {
     }
 
     /// A remote ptybroker for `--remote-bin`: a script running the test
-    /// binary with its own runtime directory (`root`, made here), so a test
-    /// can tell the remote daemon from the local one, and with the
-    /// sandbox's marker, so the sandbox ends what it starts.
-    pub fn remote_bin(&self, sb: &Sandbox, root: &Path) -> PathBuf {
-        std::fs::create_dir_all(root).expect("create remote runtime dir");
-        std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700))
-            .expect("chmod remote runtime dir");
+    /// binary with the far runtime directory (sshd sets it too; a `--via`
+    /// command run here needs it) and the sandbox's marker, so the sandbox
+    /// ends what it starts.
+    pub fn remote_bin(&self, sb: &Sandbox) -> PathBuf {
         let script = self.dir.join("remote-ptybroker");
         write_script(
             &script,
             &format!(
                 "#!/bin/sh\nXDG_RUNTIME_DIR='{}' {MARKER}='{}' exec '{BIN}' \"$@\"\n",
-                root.display(),
+                self.far.display(),
                 sb.id
             ),
         );
