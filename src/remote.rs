@@ -428,29 +428,21 @@ impl<'a> Link<'a> {
         UnixStream::connect(&local).map_err(|e| e.to_string())
     }
 
-    /// `mcp --host` and `driver --host`: the same server on the remote
-    /// host, holding one channel (through the master) for its lifetime;
-    /// sessions live in it as they would in a local one. Checked first
-    /// (master, binary, version) so a failure is one line; on success
-    /// this process becomes ssh and never returns.
-    pub fn exec_server(&self, verb: &str) -> Failed {
-        use std::os::unix::process::CommandExt;
-        if let Err(e) = self.private_dirs() {
-            return e;
-        }
+    /// `mcp --host` and `driver --host`: the ssh command that runs the
+    /// same server on the remote host, holding one channel (through the
+    /// master) for its lifetime; sessions live in it as they would in a
+    /// local one. Checked first (master, binary, version) so a failure is
+    /// one line; [`crate::relay`] runs it.
+    pub fn server_command(&self, verb: &str) -> Result<Command, Failed> {
+        self.private_dirs()?;
         if !self.master_alive() {
-            if let Err(e) = self.start_master() {
-                return e;
-            }
+            self.start_master()?;
         }
-        if let Err(e) = self.describe() {
-            return e;
-        }
+        self.describe()?;
         let mut cmd = self.ssh();
         cmd.args(["-T", "--", &self.dest.host])
             .arg(self.dest.remote_command(&[verb]));
-        let e = cmd.exec();
-        format!("cannot run ssh: {e}")
+        Ok(cmd)
     }
 
     /// One `ptybroker proxy` channel over ssh on a socket pair, its

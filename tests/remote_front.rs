@@ -198,6 +198,15 @@ fn a_failing_via_command_says_why_in_its_own_words() {
         "{}",
         out.stderr
     );
+    // Lost after the version check, in the middle of the call.
+    let via = r#"sh -c 'read l; echo "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocol\":1}}"; read l; echo container stopped >&2; exit 1'"#;
+    let out = sb.run(&["read", "--via", via]);
+    assert_eq!(out.code(), 1, "{}", out.stderr);
+    assert!(
+        out.status_line().contains("failed: container stopped"),
+        "{}",
+        out.stderr
+    );
     // Silent, it says how it ended.
     let out = sb.run(&["list", "--via", "exit 7"]);
     assert_eq!(out.code(), 1);
@@ -256,4 +265,56 @@ fn mcp_over_a_host_relays_and_ends_with_its_input() {
     );
     assert_eq!(answers[1]["id"], "two");
     assert!(answers[1]["result"]["tools"].is_array(), "{}", answers[1]);
+}
+
+/// The remote server passes our checks, then dies at once: the request it
+/// was sent is answered with a JSON-RPC error that says why, not a bare
+/// end of output.
+#[test]
+fn mcp_over_a_host_answers_a_pending_request_when_the_server_dies() {
+    let sb = Sandbox::new("remote-mcp-dies");
+    let (wrap, _) = far(&sb);
+    let ssh = fake_ssh(&sb);
+    for (verb, want) in [("mcp", "jsonrpc"), ("driver", "type")] {
+        let mut cmd = sb.command(&[
+            verb,
+            "--host",
+            "box",
+            "--remote-bin",
+            wrap.to_str().unwrap_or(""),
+        ]);
+        cmd.env("PTYBROKER_SSH_COMMAND", &ssh)
+            .env("DIE_VERB", verb)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let req = if verb == "mcp" {
+            r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}"#
+        } else {
+            r#"{"id":7,"method":"status","sessionId":"app"}"#
+        };
+        // The server may be gone before this is read: that is the case.
+        let _ = writeln!(stdin, "{req}");
+        let out = BufReader::new(child.stdout.take().expect("stdout"));
+        let answers: Vec<Value> = out
+            .lines()
+            .map_while(Result::ok)
+            .filter_map(|l| serde_json::from_str(&l).ok())
+            .collect();
+        drop(stdin);
+        let status = child.wait().expect("wait");
+        assert!(!status.success(), "{verb}: {status}");
+        let answer = answers
+            .iter()
+            .find(|a| a["id"] == 7)
+            .unwrap_or_else(|| panic!("{verb}: no answer to id 7 in {answers:?}"));
+        assert!(answer.get(want).is_some(), "{verb}: {answer}");
+        let msg = answer["error"]["message"].as_str().unwrap_or("");
+        assert!(
+            msg.contains("box") && msg.contains("cannot open the terminal database"),
+            "{verb}: {answer}"
+        );
+    }
 }
