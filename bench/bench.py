@@ -5,7 +5,7 @@ write BENCHMARKS.md. Every figure states its method; nothing here is a test.
 Usage: bench/bench.py [--quick] [--out BENCHMARKS.md] [--only SECTION,...]
 
 --only runs the named sections alone (binary, calls, step, premature,
-families, probe, memory, throughput, tasks) and prints them; it writes a file only when
+families, remote, probe, memory, throughput, tasks) and prints them; it writes a file only when
 --out is given too.
 """
 import json
@@ -280,6 +280,8 @@ class Sshd:
     def __init__(self):
         self.proc = None
         self.argv = None
+        self.dir = None
+        self.port = None
         sshd = "/usr/sbin/sshd"
         if not (os.path.exists(sshd) and shutil.which("ssh") and shutil.which("ssh-keygen")):
             return
@@ -309,6 +311,7 @@ class Sshd:
                     self.proc = None
                     return
                 time.sleep(0.02)
+        self.dir, self.port = d, port
         self.argv = ["ssh", "-F", "/dev/null", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
                      "-o", "BatchMode=yes", "-o", "LogLevel=ERROR", "-i", os.path.join(d, "client_key"),
                      "-p", str(port), "-tt", "127.0.0.1", "env PS1='ssh> ' bash --norc --noprofile"]
@@ -440,6 +443,80 @@ def bench_families():
         "ms. curl's server (tests/programs/slow_http.py) runs beside the session. watch and htop are stepped without input; their answer is their frame. ssh runs against a private "
         "sshd on 127.0.0.1 (as in tests/settle_families.rs).",
     )
+
+
+# ---- remote hosts (issue 17) --------------------------------------------------
+
+def bench_remote():
+    """`--host box` over the loopback sshd beside local calls, same run."""
+    n = 10 if QUICK else 30
+    sshd = Sshd()
+    if sshd.argv is None:
+        section("Remote hosts (issue 17)", [("(skipped)", "no sshd/ssh on this machine", "", "")], "")
+        return
+    d = sshd.dir
+    with open(os.path.join(d, "host_key.pub")) as f:
+        host_key = f.read().split()[:2]
+    known = os.path.join(d, "known_hosts")
+    with open(known, "w") as f:
+        f.write(f"[127.0.0.1]:{sshd.port} {' '.join(host_key)}\n")
+    cfg = os.path.join(d, "ssh_config")
+    with open(cfg, "w") as f:
+        f.write(f"Host box\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {pwd_name()}\n"
+                f"  IdentityFile {d}/client_key\n  IdentitiesOnly yes\n  UserKnownHostsFile {known}\n"
+                f"  StrictHostKeyChecking yes\n  LogLevel ERROR\n")
+    far = os.path.join(RUNTIME, "far")
+    os.makedirs(far, mode=0o700, exist_ok=True)
+    wrap = os.path.join(d, "ptybroker-far")
+    with open(wrap, "w") as f:
+        f.write(f"#!/bin/sh\nXDG_RUNTIME_DIR={far} exec {BIN} \"$@\"\n")
+    os.chmod(wrap, 0o755)
+    renv = {k: v for k, v in ENV.items() if k not in ("SSH_AUTH_SOCK", "PTYBROKER_HOST")}
+    renv.update(PTYBROKER_SSH_COMMAND=f"ssh -F {cfg}", PTYBROKER_REMOTE_BIN=wrap)
+    host = ["--host", "box"]
+    rows = []
+    try:
+        pb("start", "--session", "x", "--", "python3", "-q")
+        local = timed([BIN, "step", "--session", "x", "1 + 41"], n)
+        stop_all()
+        # Cold: no master yet; the call starts it, asks the proxy (which
+        # starts the remote daemon) and forwards the socket.
+        cold = timed([BIN, "list", *host], 1, env=renv)
+        again = timed([BIN, "list", *host], 1, env=renv)
+        subprocess.run([BIN, "start", *host, "--session", "x", "--", "python3", "-q"], env=renv,
+                       capture_output=True, check=True)
+        remote = timed([BIN, "step", *host, "--session", "x", "1 + 41"], n, env=renv)
+        ctl = [os.path.join(RUNTIME, "ptybroker", "ssh", c)
+               for c in os.listdir(os.path.join(RUNTIME, "ptybroker", "ssh")) if c.endswith(".ctl")][0]
+        floor = timed(["ssh", "-F", cfg, "-o", f"ControlPath={ctl}", "box", "true"], n, env=renv)
+        new_conn = timed(["ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true"], max(3, n // 6), env=renv)
+        subprocess.run([BIN, "kill-session", *host, "--session", "x"], env=renv, capture_output=True)
+        subprocess.run(["ssh", "-F", cfg, "-o", f"ControlPath={ctl}", "-O", "exit", "box"], env=renv,
+                       capture_output=True)
+        over = med(remote) - med(local)
+        rows.append(("python3 `1 + 41`: local `ptybroker step`", f"{med(local):.1f} ms", f"p95 {p(local, .95):.1f} ms", ""))
+        rows.append(("the same, `step --host box` (warm: forwarded socket)", f"{med(remote):.1f} ms",
+                     f"p95 {p(remote, .95):.1f} ms; +{over:.1f} ms over local", "≤ local + 3 ms"))
+        rows.append(("first call to the host, `list --host box` (cold: new master, proxy, forward)", f"{cold[0]:.0f} ms",
+                     f"the next one {again[0]:.1f} ms", ""))
+        rows.append(("floor: `ssh -o ControlPath=<the master> box true`", f"{med(floor):.1f} ms", f"p95 {p(floor, .95):.1f} ms",
+                     "what a process per call would add"))
+        rows.append(("a new ssh connection, `ssh box true`", f"{med(new_conn):.0f} ms", "", ""))
+    finally:
+        sshd.stop()
+    section(
+        "Remote hosts (issue 17)",
+        rows,
+        f"`--host box` against a private sshd on 127.0.0.1 (as in bench/families), the far side this binary under "
+        f"its own runtime directory; whole CLI process timed, {n} steps each, local and remote in the same run. "
+        "A warm call connects to the socket the ssh master forwards to the remote daemon: no process starts "
+        "besides ours, so it costs the local call plus a round trip through the master.",
+    )
+
+
+def pwd_name():
+    import pwd
+    return pwd.getpwuid(os.getuid()).pw_name
 
 
 # ---- memory -------------------------------------------------------------------
@@ -731,7 +808,7 @@ def main():
     if not shutil.which("tmux"):
         sys.exit("bench needs tmux")
     benches = {"binary": bench_binary, "calls": bench_calls, "step": bench_step, "premature": bench_premature,
-               "families": bench_families, "probe": bench_probe, "memory": bench_memory,
+               "families": bench_families, "remote": bench_remote, "probe": bench_probe, "memory": bench_memory,
                "throughput": bench_throughput, "tasks": bench_tasks}
     unknown = [n for n in ONLY or [] if n not in benches]
     if unknown:

@@ -300,6 +300,9 @@ impl Common {
     fn client(&self) -> Result<Client, Failure> {
         let target = Target::resolve(self.host.clone(), self.via.clone(), self.remote_bin.clone())
             .map_err(usage)?;
+        if let Some(place) = target.place() {
+            status::set_place(place);
+        }
         Ok(Client::to(target))
     }
 
@@ -935,11 +938,27 @@ fn list(p: &mut lexopt::Parser) -> Result<(), Failure> {
         // No daemon: no sessions, which is not an error for `list`.
         Found::Absent { .. } => json!({"sessions": []}),
     };
+    // A remote list says whose sessions these are: `host` or `via` in
+    // JSON, a HOST column first in the table.
+    let mut r = r;
+    match client.target() {
+        Target::Local => {}
+        Target::Ssh(d) => r["host"] = json!(d.shown),
+        Target::Via(v) => r["via"] = json!(v),
+    }
     if c.json {
         return out_json(&r);
     }
+    let place = client.target().place().map(|p| match p {
+        status::Place::Host(h) | status::Place::Via(h) => h,
+    });
+    let columns: Vec<(&str, bool)> = place
+        .iter()
+        .map(|_| ("HOST", false))
+        .chain(LIST_COLUMNS)
+        .collect();
     let empty = Vec::new();
-    let mut rows = vec![LIST_COLUMNS.map(|(name, _)| name.to_string())];
+    let mut rows = vec![columns.iter().map(|(name, _)| name.to_string()).collect()];
     for s in r["sessions"].as_array().unwrap_or(&empty) {
         let state = match state_of(s) {
             State::Running => "running".to_string(),
@@ -950,7 +969,8 @@ fn list(p: &mut lexopt::Parser) -> Result<(), Failure> {
             .as_array()
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        rows.push([
+        let mut row: Vec<String> = place.iter().cloned().collect();
+        row.extend([
             s["session"].as_str().unwrap_or("").to_string(),
             s["pid"].to_string(),
             state,
@@ -959,12 +979,14 @@ fn list(p: &mut lexopt::Parser) -> Result<(), Failure> {
             s["buffered"].to_string(),
             cmd.join(" "),
         ]);
+        rows.push(row);
     }
-    output::out(&table(&rows))
+    output::out(&table(&columns, &rows))
 }
 
 /// `list`'s columns and whether each is aligned right (numbers) or left
-/// (words); the command runs on unpadded at the end.
+/// (words); the command runs on unpadded at the end. A remote list has a
+/// HOST column before them.
 const LIST_COLUMNS: [(&str, bool); 7] = [
     ("SESSION", false),
     ("PID", true),
@@ -976,10 +998,12 @@ const LIST_COLUMNS: [(&str, bool); 7] = [
 ];
 
 /// Lay out `rows` (the header first) in columns as wide as their widest
-/// cell, measured in terminal columns (a CJK name takes two per character).
-fn table(rows: &[[String; 7]]) -> String {
+/// cell, measured in terminal columns (a CJK name takes two per character);
+/// the last column runs on unpadded.
+fn table(columns: &[(&str, bool)], rows: &[Vec<String>]) -> String {
     use unicode_width::UnicodeWidthStr;
-    let mut width = [0usize; 7];
+    let last = columns.len().saturating_sub(1);
+    let mut width = vec![0usize; columns.len()];
     for row in rows {
         for (w, cell) in width.iter_mut().zip(row) {
             *w = (*w).max(cell.width());
@@ -987,20 +1011,21 @@ fn table(rows: &[[String; 7]]) -> String {
     }
     let mut text = String::new();
     for row in rows {
-        let cells: Vec<String> = row[..6]
+        let cells: Vec<String> = row[..last]
             .iter()
-            .zip(width)
-            .zip(LIST_COLUMNS)
+            .zip(&width)
+            .zip(columns)
             .map(|((cell, w), (_, right))| {
                 let pad = " ".repeat(w.saturating_sub(cell.width()));
-                if right {
+                if *right {
                     format!("{pad}{cell}")
                 } else {
                     format!("{cell}{pad}")
                 }
             })
             .collect();
-        text.push_str(format!("{}  {}", cells.join(" "), row[6]).trim_end());
+        let end = row.get(last).map_or("", String::as_str);
+        text.push_str(format!("{}  {end}", cells.join(" ")).trim_end());
         text.push('\n');
     }
     text

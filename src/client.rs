@@ -9,6 +9,7 @@ use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
@@ -17,6 +18,7 @@ use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
 use serde_json::{json, Value};
 
 use crate::remote::{self, Target};
+use crate::sync::lock;
 use crate::{limits, server, status};
 
 /// A failed call, worded for the status line.
@@ -43,6 +45,8 @@ impl CallError {
 pub struct Client {
     dir: PathBuf,
     target: Target,
+    /// The `--via` command of the last stream, to name a lost call.
+    via: Mutex<Option<remote::ViaCall>>,
 }
 
 /// What `connect` found on the way.
@@ -64,6 +68,7 @@ impl Client {
         Client {
             dir: server::runtime_dir(),
             target,
+            via: Mutex::new(None),
         }
     }
 
@@ -84,15 +89,10 @@ impl Client {
                 .connect()
                 .map_err(CallError::local),
             Target::Via(v) => {
-                let s = remote::via(v, &self.dir).map_err(CallError::local)?;
+                let (s, call) = remote::via(v).map_err(CallError::local)?;
                 // The version check, on the same channel, before the call.
                 let what = Client::exchange(&s, remote::DESCRIBE, Value::Null, &self.target)
-                    .map_err(|e| {
-                        CallError::local(format!(
-                            "--via {v:?} did not reach a ptybroker proxy: {}",
-                            e.message
-                        ))
-                    })?;
+                    .map_err(|e| CallError::local(call.failed(&e.message)))?;
                 let out = remote::Output {
                     ok: true,
                     code: Some(0),
@@ -100,6 +100,7 @@ impl Client {
                     stderr: String::new(),
                 };
                 remote::check_described(v, "ptybroker", &out).map_err(CallError::local)?;
+                *lock(&self.via) = Some(call);
                 Ok(s)
             }
         }
@@ -256,6 +257,11 @@ impl Client {
                 let again = link.set_up().map_err(CallError::local)?;
                 Client::exchange(&again, method, params, &self.target)
             }
+            // A transport failure (no code): the command's own words.
+            (Err(e), Target::Via(_)) if e.code.is_none() => match lock(&self.via).take() {
+                Some(call) => Err(CallError::local(call.failed(&e.message))),
+                None => Err(e),
+            },
             (r, _) => r,
         }
     }

@@ -42,6 +42,7 @@ mod procstat;
 pub mod proxy;
 pub mod pty;
 pub mod record;
+pub mod relay;
 pub mod remote;
 pub mod replay;
 pub mod rpc;

@@ -218,6 +218,9 @@ pub const SSH_COPY_WAIT: Duration = Duration::from_secs(300);
 /// How long an idle ssh master stays for the next call (ControlPersist);
 /// `PTYBROKER_SSH_PERSIST` sets another number of seconds.
 pub const SSH_PERSIST: Duration = Duration::from_secs(600);
+/// A `--via` command whose stream ended without an answer is given this
+/// long to finish saying why on its standard error.
+pub const VIA_WORDS_WAIT: Duration = Duration::from_secs(1);
 
 /// Check a terminal size against [`COLS`] and [`ROWS`].
 pub fn check_size(cols: u64, rows: u64) -> Result<(u16, u16), String> {

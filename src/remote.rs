@@ -29,11 +29,12 @@ use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::{limits, server};
+use crate::{limits, server, status};
 
 /// The protocol version a proxy reports in `proxy/describe`: raised when
 /// a method or a field that clients rely on changes incompatibly.
@@ -104,6 +105,33 @@ impl Target {
             Target::Via(v) => Some(v),
         }
     }
+
+    /// How the status line and `list` name the target: the host as given,
+    /// or the `--via` command without the `ptybroker proxy` (and `--`)
+    /// every such command ends with.
+    pub fn place(&self) -> Option<status::Place> {
+        match self {
+            Target::Local => None,
+            Target::Ssh(d) => Some(status::Place::Host(d.shown.clone())),
+            Target::Via(v) => Some(status::Place::Via(via_label(v))),
+        }
+    }
+}
+
+/// `docker exec -i box ptybroker proxy` → `docker exec -i box`.
+fn via_label(command: &str) -> String {
+    let mut words: Vec<&str> = command.split_whitespace().collect();
+    if words.len() > 1 && words.last() == Some(&"proxy") {
+        words.pop();
+        let bin = |w: &&str| w.rsplit('/').next() == Some("ptybroker");
+        if words.len() > 1 && words.last().is_some_and(bin) {
+            words.pop();
+        }
+        if words.len() > 1 && words.last() == Some(&"--") {
+            words.pop();
+        }
+    }
+    words.join(" ")
 }
 
 impl Dest {
@@ -411,70 +439,111 @@ impl<'a> Link<'a> {
         UnixStream::connect(&local).map_err(|e| e.to_string())
     }
 
-    /// `mcp --host` and `driver --host`: the same server on the remote
-    /// host, holding one channel (through the master) for its lifetime;
-    /// sessions live in it as they would in a local one. Checked first
-    /// (master, binary, version) so a failure is one line; on success
-    /// this process becomes ssh and never returns.
-    pub fn exec_server(&self, verb: &str) -> Failed {
-        use std::os::unix::process::CommandExt;
-        if let Err(e) = self.private_dirs() {
-            return e;
-        }
+    /// `mcp --host` and `driver --host`: the ssh command that runs the
+    /// same server on the remote host, holding one channel (through the
+    /// master) for its lifetime; sessions live in it as they would in a
+    /// local one. Checked first (master, binary, version) so a failure is
+    /// one line; [`crate::relay`] runs it.
+    pub fn server_command(&self, verb: &str) -> Result<Command, Failed> {
+        self.private_dirs()?;
         if !self.master_alive() {
-            if let Err(e) = self.start_master() {
-                return e;
-            }
+            self.start_master()?;
         }
-        if let Err(e) = self.describe() {
-            return e;
-        }
+        self.describe()?;
         let mut cmd = self.ssh();
         cmd.args(["-T", "--", &self.dest.host])
             .arg(self.dest.remote_command(&[verb]));
-        let e = cmd.exec();
-        format!("cannot run ssh: {e}")
+        Ok(cmd)
     }
 
-    /// One `ptybroker proxy` channel over ssh on a socket pair.
+    /// One `ptybroker proxy` channel over ssh on a socket pair, its
+    /// standard error kept in `KEY.log`.
     fn channel(&self) -> Result<UnixStream, Failed> {
         let mut cmd = self.ssh();
         cmd.args(["-T", "--", &self.dest.host])
             .arg(self.dest.remote_command(&["proxy"]));
-        spawn_on_pair(cmd, Some(&self.path("log")))
+        if let Ok(f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.path("log"))
+        {
+            cmd.stderr(Stdio::from(f));
+        } else {
+            cmd.stderr(Stdio::null());
+        }
+        let (ours, child) = spawn_on_pair(cmd)?;
+        reap_later(child);
+        Ok(ours)
     }
 }
 
-/// `--via`: the command on one end of a socket pair, its standard error
-/// kept for the message should it fail.
-pub fn via(command: &str, runtime: &Path) -> Result<UnixStream, Failed> {
-    server::ensure_private_dir(runtime)?;
+/// `--via`: the command on one end of a socket pair, for one call; what
+/// it says on standard error is kept to name a failure (see [`ViaCall`]).
+pub fn via(command: &str) -> Result<(UnixStream, ViaCall), Failed> {
     let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c").arg(command);
-    spawn_on_pair(cmd, Some(&runtime.join("via.log")))
+    cmd.arg("-c").arg(command).stderr(Stdio::piped());
+    let (ours, mut child) = spawn_on_pair(cmd)?;
+    let (tx, said) = mpsc::channel();
+    let err = child.stderr.take();
+    std::thread::spawn(move || {
+        let mut words = Vec::new();
+        if let Some(e) = err {
+            // Bounded: a chatty command cannot fill our memory.
+            let _ = e.take(64 * 1024).read_to_end(&mut words);
+        }
+        let _ = tx.send((words, child.wait().ok()));
+    });
+    Ok((
+        ours,
+        ViaCall {
+            command: command.to_string(),
+            said,
+        },
+    ))
 }
 
-fn spawn_on_pair(mut cmd: Command, log: Option<&Path>) -> Result<UnixStream, Failed> {
+/// A `--via` command running for one call.
+pub struct ViaCall {
+    command: String,
+    /// Its standard error and how it ended, once it has.
+    said: mpsc::Receiver<(Vec<u8>, Option<std::process::ExitStatus>)>,
+}
+
+impl ViaCall {
+    /// The call's failure in one line: the command's last words on
+    /// standard error (`Error: No such container: nobox`) or how it
+    /// ended, once it has; `lost` (what the stream said) while it runs.
+    pub fn failed(&self, lost: &str) -> Failed {
+        let cmd = &self.command;
+        match self.said.recv_timeout(limits::VIA_WORDS_WAIT) {
+            Ok((words, status)) => {
+                let words = String::from_utf8_lossy(&words);
+                let why = match (last_line(&words), status) {
+                    (w, _) if w != NO_REASON => w.to_string(),
+                    (_, Some(s)) if s.code().is_some_and(|c| c != 0) => {
+                        format!("exit status {}", s.code().unwrap_or(0))
+                    }
+                    (_, Some(s)) if s.code().is_none() => format!("ended by a signal ({s})"),
+                    _ => format!("it ended without an answer ({lost})"),
+                };
+                format!("--via {cmd:?} failed: {why}")
+            }
+            Err(_) => format!("--via {cmd:?}: {lost}"),
+        }
+    }
+}
+
+/// `cmd` with its standard input and output on one end of a socket pair.
+fn spawn_on_pair(mut cmd: Command) -> Result<(UnixStream, Child), Failed> {
     let (ours, theirs) =
         UnixStream::pair().map_err(|e| format!("cannot make a socket pair: {e}"))?;
     let theirs: OwnedFd = theirs.into();
     let out = theirs.try_clone().map_err(|e| e.to_string())?;
     cmd.stdin(Stdio::from(theirs)).stdout(Stdio::from(out));
-    match log.and_then(|l| {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(l)
-            .ok()
-    }) {
-        Some(f) => cmd.stderr(Stdio::from(f)),
-        None => cmd.stderr(Stdio::null()),
-    };
     let child = cmd
         .spawn()
         .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
-    reap_later(child);
-    Ok(ours)
+    Ok((ours, child))
 }
 
 /// Reap `child` when it ends, without holding up the caller.
@@ -626,11 +695,13 @@ pub fn explain_ssh(shown: &str, said: &str) -> Failed {
     }
 }
 
+const NO_REASON: &str = "no reason given";
+
 fn last_line(s: &str) -> &str {
     s.lines()
         .map(str::trim)
         .rfind(|l| !l.is_empty() && !l.starts_with("debug"))
-        .unwrap_or("no reason given")
+        .unwrap_or(NO_REASON)
 }
 
 /// FNV-1a over several byte strings (with a separator between them): a
@@ -691,6 +762,25 @@ mod tests {
                 continue;
             }
             assert!(r.is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn a_via_command_is_named_without_its_proxy_words() {
+        for (cmd, label) in [
+            ("docker exec -i box ptybroker proxy", "docker exec -i box"),
+            (
+                "kubectl exec -i pod -- ptybroker proxy",
+                "kubectl exec -i pod",
+            ),
+            (
+                "podman exec -i c /opt/bin/ptybroker proxy",
+                "podman exec -i c",
+            ),
+            ("/opt/ptybroker proxy", "/opt/ptybroker"),
+            ("socat - /dev/ttyUSB0", "socat - /dev/ttyUSB0"),
+        ] {
+            assert_eq!(via_label(cmd), label);
         }
     }
 

@@ -1,6 +1,7 @@
 //! The one-line status report of pty-prompt (seed 002), written to stderr by
 //! every CLI call, and the duration and exit wording it uses.
 
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::session::Exit;
@@ -17,6 +18,32 @@ pub enum State {
     Exited(Exit),
 }
 
+/// Where this process's calls go, when not to this machine's daemon: the
+/// status line's first word names it (`ptybroker@box`, `ptybroker via
+/// docker exec -i box`) and its clauses stay seed 002's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    Host(String),
+    Via(String),
+}
+
+static PLACE: OnceLock<Place> = OnceLock::new();
+
+/// Name `place` in every line this process prints from now on; set once,
+/// by the client verb that chose the target.
+pub fn set_place(place: Place) {
+    let _ = PLACE.set(place);
+}
+
+/// `ptybroker`, `ptybroker@box`, `ptybroker via docker exec -i box`.
+fn who() -> String {
+    match PLACE.get() {
+        None => "ptybroker".to_string(),
+        Some(Place::Host(h)) => format!("ptybroker@{h}"),
+        Some(Place::Via(v)) => format!("ptybroker via {v}"),
+    }
+}
+
 /// `[ptybroker: 13:58:42 | running for 16s, quiet for 1.5s, still running]`
 pub fn line(now: SystemTime, running_for: Duration, quiet_for: Duration, state: State) -> String {
     let clause = match state {
@@ -25,7 +52,8 @@ pub fn line(now: SystemTime, running_for: Duration, quiet_for: Duration, state: 
         State::Exited(e) => exited(e),
     };
     format!(
-        "[ptybroker: {} | running for {}, quiet for {}, {clause}]",
+        "[{}: {} | running for {}, quiet for {}, {clause}]",
+        who(),
         clock(now),
         duration(running_for),
         quiet(quiet_for)
@@ -39,7 +67,8 @@ pub fn stopped_line(now: SystemTime, ran_for: Duration, exit: Option<Exit>, name
         None => "still running".to_string(),
     };
     format!(
-        "[ptybroker: {} | ran for {}, {how}, session {name:?} stopped]",
+        "[{}: {} | ran for {}, {how}, session {name:?} stopped]",
+        who(),
         clock(now),
         duration(ran_for)
     )
@@ -47,7 +76,7 @@ pub fn stopped_line(now: SystemTime, ran_for: Duration, exit: Option<Exit>, name
 
 /// An error in the status line's bracketed form.
 pub fn error_line(msg: &str) -> String {
-    format!("[ptybroker: {msg}]")
+    format!("[{}: {msg}]", who())
 }
 
 /// `exited`, `exited: exit status 1`, `exited: signal: killed`.

@@ -27,9 +27,12 @@ pub fn daemon(p: &mut lexopt::Parser) -> Result<(), Failure> {
 }
 
 /// `--host DEST [--remote-bin PATH]` of `mcp` and `driver`: the same
-/// server run on DEST for this one channel's lifetime (see
-/// [`crate::remote::Link::exec_server`]); `None` here.
-fn remote_server(p: &mut lexopt::Parser, verb: &str) -> Result<Option<Failure>, Failure> {
+/// server run on DEST for this one channel's lifetime, relayed (see
+/// [`crate::relay`]); `Some` with how it ended, `None` to serve here.
+fn remote_server(
+    p: &mut lexopt::Parser,
+    verb: &str,
+) -> Result<Option<Result<(), Failure>>, Failure> {
     let (mut host, mut bin) = (None, None);
     while let Some(arg) = Opt::next(p)? {
         match arg.flag() {
@@ -45,7 +48,16 @@ fn remote_server(p: &mut lexopt::Parser, verb: &str) -> Result<Option<Failure>, 
     match crate::remote::Target::resolve(host, None, bin).map_err(|m| fail(m, 2))? {
         crate::remote::Target::Ssh(d) => {
             let link = crate::remote::Link::new(&d, &server::runtime_dir());
-            Ok(Some(fail(link.exec_server(verb), 1)))
+            let cmd = link.server_command(verb).map_err(|m| fail(m, 1))?;
+            let shape = if verb == "mcp" {
+                crate::relay::Shape::JsonRpc
+            } else {
+                crate::relay::Shape::Driver
+            };
+            let what = format!("the ptybroker {verb} on {}", d.shown);
+            Ok(Some(
+                crate::relay::run(cmd, shape, &what).map_err(|(m, exit)| fail(m, exit)),
+            ))
         }
         _ => Ok(None),
     }
@@ -62,8 +74,8 @@ pub fn proxy(p: &mut lexopt::Parser) -> Result<(), Failure> {
 }
 
 pub fn mcp(p: &mut lexopt::Parser) -> Result<(), Failure> {
-    if let Some(failed) = remote_server(p, "mcp")? {
-        return Err(failed);
+    if let Some(ended) = remote_server(p, "mcp")? {
+        return ended;
     }
     // It holds sessions (see pty::raise_fd_limit).
     crate::pty::raise_fd_limit();
@@ -170,8 +182,8 @@ pub fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
 }
 
 pub fn driver(p: &mut lexopt::Parser) -> Result<(), Failure> {
-    if let Some(failed) = remote_server(p, "driver")? {
-        return Err(failed);
+    if let Some(ended) = remote_server(p, "driver")? {
+        return ended;
     }
     // It holds sessions (see pty::raise_fd_limit).
     crate::pty::raise_fd_limit();
