@@ -29,6 +29,7 @@ pub mod client;
 pub mod driver;
 pub mod frame;
 pub mod guide;
+mod json;
 pub mod jsonrpc;
 pub mod keys;
 pub mod limits;
