@@ -59,6 +59,7 @@ AREAS = [
                          "procstat", "status"]),
     ("text/frame/keys/record", ["text", "lines", "frame", "blocks", "keys", "record", "replay",
                                 "transcript"]),
+    ("json! builder", ["json"]),
     ("main", ["main", ""]),
 ]
 
