@@ -80,10 +80,15 @@ fuzz:
 	cd fuzz && for t in $(FUZZ_TARGETS); do \
 	  cargo +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) || exit 1; done
 
-# Size of the stripped release binary and the libraries it needs.
+# Size of the stripped release binary, the libraries it needs, and where its
+# bytes go per crate and feature area (bench/size.py reads a second build of
+# the same profile with symbols kept, in target/size).
 size: build
 	@ls -l target/release/ptybroker | awk '{print "binary: " $$5 " bytes"}'
 	@ldd target/release/ptybroker 2>/dev/null || true
+	CARGO_PROFILE_RELEASE_STRIP=false RUSTFLAGS='-C symbol-mangling-version=v0' \
+	  $(CARGO) build --release --locked --target-dir target/size
+	python3 bench/size.py target/size/release/ptybroker target/release/ptybroker
 
 clean:
 	$(CARGO) clean

@@ -13,8 +13,9 @@ pub mod spec;
 
 use std::time::{Duration, SystemTime};
 
+use crate::json::json;
 use lexopt::ValueExt;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::client::{CallError, Client, Found};
 use crate::remote::Target;

@@ -12,10 +12,11 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::json::json;
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::remote::{self, Target};
 use crate::sync::lock;

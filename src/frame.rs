@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{json, Map, Value};
+use crate::json::json;
+
+use serde_json::{Map, Value};
 use unicode_width::UnicodeWidthStr;
 
 use crate::vt::{palette, Color, Cursor, CursorShape, Run, Screen, Style};

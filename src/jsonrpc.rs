@@ -12,7 +12,9 @@
 //! rather than read as `{}` (seed 000 says "params must be an object", MCP's
 //! schema agrees, and its reference SDK refuses null as well).
 
-use serde_json::{json, Map, Value};
+use crate::json::json;
+
+use serde_json::{Map, Value};
 
 use crate::limits;
 

@@ -30,6 +30,7 @@ pub mod driver;
 pub mod frame;
 pub mod guide;
 pub mod install;
+mod json;
 pub mod jsonrpc;
 pub mod keys;
 pub mod limits;

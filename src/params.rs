@@ -137,7 +137,7 @@ pub fn env(p: &Params, name: &str) -> Result<Option<Vec<(String, String)>>, Para
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     fn params(v: Value) -> Params {
         match v {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use serde_json::json;
+use crate::json::json;
 
 use crate::limits;
 use crate::text::cut_char_len;

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use crate::json::json;
+
+use serde_json::Value;
 
 use crate::jsonrpc::{self, Params};
 use crate::limits;

@@ -669,7 +669,7 @@ fn authenticate(line: &str, token: &str) -> Result<(String, serde_json::Value), 
         .and_then(|t| t.as_str())
         .unwrap_or("");
     if req.method == "auth" && same_secret(given.as_bytes(), token.as_bytes()) {
-        Ok((rpc::response(&req.id, Ok(serde_json::json!({}))), req.id))
+        Ok((rpc::response(&req.id, Ok(crate::json::json!({}))), req.id))
     } else {
         Err(auth_failure(&req.id, AUTH_FIRST))
     }

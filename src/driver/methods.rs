@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use crate::json::json;
+
+use serde_json::Value;
 
 use super::params::{self, flag, ms, opt_str, opt_u64};
 use super::turns::Turn;

@@ -26,7 +26,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
+use crate::json::json;
+
+use serde_json::{Map, Value};
 
 use crate::limits;
 use crate::manager::Manager;

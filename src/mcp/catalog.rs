@@ -3,7 +3,9 @@
 //! its structured result. The handlers live in [`super::tools`], found by the
 //! same names.
 
-use serde_json::{json, Map, Value};
+use crate::json::json;
+
+use serde_json::{Map, Value};
 
 use crate::limits;
 

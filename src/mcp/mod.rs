@@ -36,7 +36,9 @@ use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{json, Map, Value};
+use crate::json::json;
+
+use serde_json::{Map, Value};
 
 use crate::jsonrpc::{
     self, Error as Fault, Frame, Message, Params, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,

@@ -10,8 +10,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::json::json;
 use regex_lite::Regex;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::limits;
 use crate::manager::{self, Manager};
