@@ -5,6 +5,7 @@
 //! stdout and one status line on stderr, all through [`output`]. The verbs
 //! that run in this process (servers, `render`) are in [`local`].
 
+mod attach;
 mod complete;
 pub mod help;
 mod local;

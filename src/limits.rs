@@ -202,6 +202,12 @@ pub const DAEMON_SOCKET_CHECK: Duration = Duration::from_secs(1);
 /// first client; `ptybroker daemon --idle-exit SECS` sets another time.
 pub const DAEMON_IDLE_EXIT: Duration = Duration::from_secs(30);
 
+/// `attach`: the shortest time between two frames sent to a viewer (a
+/// burst of output is drawn as it stands then, not byte by byte), and how
+/// long a viewer may leave its frames unread before it is dropped.
+pub const VIEWER_FRAME_GAP: Duration = Duration::from_millis(20);
+pub const VIEWER_STALL: Duration = Duration::from_secs(5);
+
 /// Check a terminal size against [`COLS`] and [`ROWS`].
 pub fn check_size(cols: u64, rows: u64) -> Result<(u16, u16), String> {
     let ok = |v: u64, (lo, hi): (u16, u16)| v >= u64::from(lo) && v <= u64::from(hi);
