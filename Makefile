@@ -8,13 +8,23 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 CARGO   ?= cargo
+# A musl target for `make static` (default x86_64-unknown-linux-musl) and,
+# when set, the static build `make install` installs instead of the host one.
+# Both musl targets' settings are in .cargo/config.toml.
+TARGET  ?=
+STATIC_TARGET = $(or $(TARGET),x86_64-unknown-linux-musl)
 
-.PHONY: all build test install uninstall bench size fuzz clean
+.PHONY: all build static test install uninstall bench size fuzz clean
 
 all: build
 
 build:
 	$(CARGO) build --release --locked
+
+# One static file with no dynamic section: for scratch containers and boards.
+static:
+	$(CARGO) build --release --locked --target $(STATIC_TARGET)
+	@echo "static binary: target/$(STATIC_TARGET)/release/ptybroker"
 
 # The one test command: formatting, lints, then every unit and integration test.
 test:
@@ -23,16 +33,34 @@ test:
 	$(CARGO) test --locked
 
 # The completion scripts come from the binary itself (`ptybroker completions`).
-install: build
+# A static build for another architecture may not run here: its scripts
+# come from the host build of the same source, which prints the same ones.
+ifeq ($(TARGET),)
+INSTALL_FROM = build
+INSTALL_BIN  = target/release/ptybroker
+else
+INSTALL_FROM = static
+INSTALL_BIN  = target/$(TARGET)/release/ptybroker
+endif
+
+install: $(INSTALL_FROM)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) \
 	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
-	install -m 755 target/release/ptybroker $(DESTDIR)$(BINDIR)/ptybroker
+	install -m 755 $(INSTALL_BIN) $(DESTDIR)$(BINDIR)/ptybroker
 	install -m 644 man/ptybroker.1 $(DESTDIR)$(MANDIR)/ptybroker.1
 	mkdir -p target/completions
+	gen=$(INSTALL_BIN); \
+	if ! $$gen --version >/dev/null 2>&1; then \
+	  echo "$$gen does not run on this machine: completions from the host build"; \
+	  $(CARGO) build --release --locked && gen=target/release/ptybroker || gen=; \
+	fi; \
+	if [ -z "$$gen" ]; then \
+	  echo "completions not installed (no build runs here): run \`ptybroker completions bash|zsh|fish\` on the target"; \
+	  exit 0; fi; \
 	for sh in bash zsh fish; do \
-	  target/release/ptybroker completions $$sh > target/completions/$$sh || exit 1; done
-	install -m 644 target/completions/bash $(DESTDIR)$(BASHCOMPDIR)/ptybroker
-	install -m 644 target/completions/zsh $(DESTDIR)$(ZSHCOMPDIR)/_ptybroker
+	  $$gen completions $$sh > target/completions/$$sh || exit 1; done; \
+	install -m 644 target/completions/bash $(DESTDIR)$(BASHCOMPDIR)/ptybroker && \
+	install -m 644 target/completions/zsh $(DESTDIR)$(ZSHCOMPDIR)/_ptybroker && \
 	install -m 644 target/completions/fish $(DESTDIR)$(FISHCOMPDIR)/ptybroker.fish
 
 uninstall:

@@ -11,6 +11,14 @@
 //! and the binary needs libc alone. Without `libgcc_eh.a` (or, when
 //! cross-compiling, without a C compiler for the target in `CC_<target>` or
 //! `TARGET_CC`) nothing changes.
+//!
+//! The static musl builds (`make static`, settings in .cargo/config.toml)
+//! need none of this and return at once: musl targets link with crt-static,
+//! and rustc then takes the unwinder from LLVM's `libunwind.a` among the
+//! self-contained objects rustup installs with the target (beside musl's
+//! `libc.a` and crt files), so panics unwind there too, with no C
+//! toolchain for the target. They are built non-PIE (relocation-model
+//! static) so the file has no dynamic section at all; config.toml says why.
 
 use std::env;
 use std::path::{Path, PathBuf};

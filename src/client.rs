@@ -131,16 +131,35 @@ impl Client {
             .append(true)
             .open(server::log_path(&self.dir))
             .map_err(|e| CallError::local(format!("cannot open the daemon log: {e}")))?;
-        let mut cmd = Command::new(exe);
-        // The daemon outlives this call: keep it off the caller's directory
-        // (an unmount must not find it busy) and off its terminal.
-        cmd.arg("daemon")
-            .current_dir("/")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(log));
-        let mut child = crate::pty::spawn_detached(&mut cmd)
-            .map_err(|e| CallError::local(format!("cannot start the daemon: {e}")))?;
+        let mut child = match spawn_daemon_as(&exe, &[], &log) {
+            Ok(child) => child,
+            // The kernel cannot run this file: we run under an emulator
+            // (qemu-user without binfmt), which runs us but not our exec.
+            // A program under qemu-user can exec host programs, so exec
+            // the emulator for our architecture, if it is on PATH.
+            Err(e) if Errno::from_io_error(&e) == Some(Errno::NOEXEC) => {
+                let name = emulator_name();
+                let by_hand = format!("{name} {} daemon &", sh_quote(&exe));
+                let Some(qemu) = find_emulator() else {
+                    return Err(CallError::local(format!(
+                        "cannot start the daemon: this machine cannot run {} ({e}) and no {name} is on PATH; start it by hand: `{by_hand}`",
+                        exe.display()
+                    )));
+                };
+                spawn_daemon_as(&qemu, &[exe.as_os_str()], &log).map_err(|e| {
+                    CallError::local(format!(
+                        "cannot start the daemon through {}: {e}; start it by hand: `{by_hand}`",
+                        qemu.display()
+                    ))
+                })?
+            }
+            Err(e) => {
+                return Err(CallError::local(format!(
+                    "cannot start the daemon: {e}; start it by hand: `{} daemon &`",
+                    sh_quote(&exe)
+                )))
+            }
+        };
         // The daemon says `ready` once it accepts connections, then lets go of
         // the pipe; reading to EOF waits exactly that long, within a bound.
         let mut out = Vec::new();
@@ -261,6 +280,68 @@ impl Client {
     }
 }
 
+/// Start `program ARGS daemon` detached, its stderr appended to the log.
+fn spawn_daemon_as(
+    program: &Path,
+    args: &[&std::ffi::OsStr],
+    log: &std::fs::File,
+) -> io::Result<std::process::Child> {
+    let mut cmd = Command::new(program);
+    // The daemon outlives this call: keep it off the caller's directory
+    // (an unmount must not find it busy) and off its terminal.
+    cmd.args(args)
+        .arg("daemon")
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log.try_clone()?));
+    crate::pty::spawn_detached(&mut cmd)
+}
+
+/// The qemu-user emulator that runs binaries of our architecture, as
+/// Debian and upstream name it (`qemu-aarch64`, `qemu-arm`, ...).
+fn emulator_name() -> String {
+    let little = cfg!(target_endian = "little");
+    let arch = match std::env::consts::ARCH {
+        "x86" => "i386",
+        "arm" if !little => "armeb",
+        "aarch64" if !little => "aarch64_be",
+        "powerpc" => "ppc",
+        "powerpc64" if little => "ppc64le",
+        "powerpc64" => "ppc64",
+        "mips" if little => "mipsel",
+        "mips64" if little => "mips64el",
+        other => other,
+    };
+    format!("qemu-{arch}")
+}
+
+/// The emulator on PATH: `qemu-ARCH`, or `qemu-ARCH-static` as
+/// qemu-user-static installs it.
+fn find_emulator() -> Option<PathBuf> {
+    let name = emulator_name();
+    let names = [name.clone(), format!("{name}-static")];
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find_map(|dir| {
+        names
+            .iter()
+            .map(|n| dir.join(n))
+            .find(|p| p.is_file() && rustix::fs::access(p, rustix::fs::Access::EXEC_OK).is_ok())
+    })
+}
+
+/// A path as one shell word, for a command the user is told to run.
+fn sh_quote(p: &Path) -> String {
+    let s = p.to_string_lossy();
+    if s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b))
+    {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
 /// How long the daemon may take to answer `method`: the longest the call
 /// may legitimately take plus [`limits::CLIENT_ANSWER_MARGIN`]. A call that
 /// waits (`pty/wait`, `pty/step`) may take its wait, as the daemon caps it;
@@ -369,5 +450,25 @@ mod tests {
             answer_within("pty/stop", &json!({})),
             limits::CLIENT_ACT_SLACK + limits::CLIENT_ANSWER_MARGIN
         );
+    }
+
+    #[test]
+    fn the_command_to_start_the_daemon_by_hand_is_one_shell_word_per_path() {
+        assert_eq!(
+            sh_quote(Path::new("/usr/bin/ptybroker")),
+            "/usr/bin/ptybroker"
+        );
+        assert_eq!(
+            sh_quote(Path::new("/opt/my tools/pb")),
+            "'/opt/my tools/pb'"
+        );
+        assert_eq!(sh_quote(Path::new("/tmp/it's")), r"'/tmp/it'\''s'");
+        // The emulator for the architecture this test runs on, as qemu names it.
+        let want = match std::env::consts::ARCH {
+            "x86_64" => "qemu-x86_64",
+            "aarch64" => "qemu-aarch64",
+            _ => return,
+        };
+        assert_eq!(emulator_name(), want);
     }
 }

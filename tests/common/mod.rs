@@ -92,10 +92,20 @@ pub struct Sandbox {
     pub root: PathBuf,
     pub id: String,
     children: Vec<Child>,
+    /// How `ptybroker` is run: [`BIN`], or another build (a static one, or
+    /// an emulator and the binary it runs); see [`Sandbox::with_program`].
+    program: Vec<PathBuf>,
 }
 
 impl Sandbox {
     pub fn new(name: &str) -> Sandbox {
+        Sandbox::with_program(name, &[Path::new(BIN)])
+    }
+
+    /// A sandbox whose `ptybroker` calls run `program` (its first element
+    /// with the rest as leading arguments, e.g. `[qemu-aarch64, binary]`)
+    /// instead of the binary under test.
+    pub fn with_program(name: &str, program: &[&Path]) -> Sandbox {
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let id = format!("{}-{n}-{name}", std::process::id());
         let root = std::env::temp_dir().join(format!("pb-it-{id}"));
@@ -107,6 +117,7 @@ impl Sandbox {
             root,
             id,
             children: Vec::new(),
+            program: program.iter().map(|p| p.to_path_buf()).collect(),
         }
     }
 
@@ -148,8 +159,10 @@ impl Sandbox {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(BIN);
-        cmd.args(args).current_dir(&self.root);
+        let mut cmd = Command::new(&self.program[0]);
+        cmd.args(&self.program[1..])
+            .args(args)
+            .current_dir(&self.root);
         self.env(&mut cmd);
         cmd
     }
