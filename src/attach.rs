@@ -118,7 +118,13 @@ pub fn serve(
     let gone = Arc::new(AtomicBool::new(false));
     let reader = {
         let (session, gone) = (Arc::clone(&session), Arc::clone(&gone));
-        std::thread::spawn(move || take_input(input, &session, asked, &gone))
+        std::thread::Builder::new()
+            .name("viewer-input".into())
+            .spawn(move || take_input(input, &session, asked, &gone))
+    };
+    let Ok(reader) = reader else {
+        // No thread to spare: the caller closes the connection.
+        return;
     };
     let line = |out: &mut dyn Write, v: &str| {
         let mut b = Vec::with_capacity(v.len() + 1);

@@ -904,6 +904,9 @@ fn status_verb(p: &mut lexopt::Parser) -> Result<(), Failure> {
         // `relay:`, `busy:` with who and on what.
         out_text(activity)?;
     }
+    if !c.json && st["viewers"].as_u64().unwrap_or(0) > 0 {
+        out_text(&format!("viewers: {}", viewers(&st)))?;
+    }
     print_status(&st);
     Ok(())
 }
@@ -943,29 +946,42 @@ fn list(p: &mut lexopt::Parser) -> Result<(), Failure> {
             format!("{}x{}", s["size"]["cols"], s["size"]["rows"]),
             status::duration(ms(&s["quietMs"])),
             s["buffered"].to_string(),
+            viewers(s),
             cmd.join(" "),
         ]);
     }
     output::out(&table(&rows))
 }
 
+/// People watching a session (`attach`), as `list` and `status` show
+/// them: `0`, `1`, or `2 (typing)` when one of them holds input.
+fn viewers(st: &Value) -> String {
+    let n = st["viewers"].as_u64().unwrap_or(0);
+    if st["viewerInput"] == true {
+        format!("{n} (typing)")
+    } else {
+        n.to_string()
+    }
+}
+
 /// `list`'s columns and whether each is aligned right (numbers) or left
 /// (words); the command runs on unpadded at the end.
-const LIST_COLUMNS: [(&str, bool); 7] = [
+const LIST_COLUMNS: [(&str, bool); 8] = [
     ("SESSION", false),
     ("PID", true),
     ("STATE", false),
     ("SIZE", true),
     ("IDLE", true),
     ("BUFFER", true),
+    ("VIEWERS", false),
     ("COMMAND", false),
 ];
 
 /// Lay out `rows` (the header first) in columns as wide as their widest
 /// cell, measured in terminal columns (a CJK name takes two per character).
-fn table(rows: &[[String; 7]]) -> String {
+fn table(rows: &[[String; 8]]) -> String {
     use unicode_width::UnicodeWidthStr;
-    let mut width = [0usize; 7];
+    let mut width = [0usize; 8];
     for row in rows {
         for (w, cell) in width.iter_mut().zip(row) {
             *w = (*w).max(cell.width());
@@ -973,7 +989,7 @@ fn table(rows: &[[String; 7]]) -> String {
     }
     let mut text = String::new();
     for row in rows {
-        let cells: Vec<String> = row[..6]
+        let cells: Vec<String> = row[..7]
             .iter()
             .zip(width)
             .zip(LIST_COLUMNS)
@@ -986,7 +1002,7 @@ fn table(rows: &[[String; 7]]) -> String {
                 }
             })
             .collect();
-        text.push_str(format!("{}  {}", cells.join(" "), row[6]).trim_end());
+        text.push_str(format!("{}  {}", cells.join(" "), row[7]).trim_end());
         text.push('\n');
     }
     text

@@ -72,10 +72,7 @@ pub fn attach(p: &mut lexopt::Parser) -> Result<(), Failure> {
         answer["size"]["rows"].as_u64().unwrap_or(24) as u16,
     );
     let mode = if write { "typing" } else { "read-only" };
-    let banner = format!(
-        "ptybroker: {name:?} {mode} | {detach_name} twice detaches{}",
-        ""
-    );
+    let banner = format!("ptybroker: {name:?} {mode} | {detach_name} twice detaches");
     let raw = Raw::enter().map_err(|e| Failure {
         message: format!("cannot set the terminal up: {e}"),
         exit: 1,
@@ -217,18 +214,21 @@ impl View {
         }
     }
 
+    /// The banner, the part shown first when this terminal is smaller
+    /// (the banner is clipped to its width too).
     fn banner_line(&self) -> String {
         let (sc, sr) = self.session;
         let (hc, hr) = self.here;
-        let mut b = self.banner.clone();
         if hc < sc || hr < sr {
-            b.push_str(&format!(
-                " | showing {}x{} of {sc}x{sr}",
+            format!(
+                "showing {}x{} of {sc}x{sr} | {}",
                 hc.min(sc),
-                hr.min(sr)
-            ));
+                hr.min(sr),
+                self.banner
+            )
+        } else {
+            self.banner.clone()
         }
-        b
     }
 
     /// Draw `which` rows (all when `None`), the banner and the cursor.
@@ -241,9 +241,12 @@ impl View {
         let mut put = |i: usize| {
             if i < shown {
                 if let Some(r) = self.rows.get(i) {
-                    out.extend_from_slice(format!("\x1b[{};1H", i + 1).as_bytes());
-                    out.extend_from_slice(r.as_bytes());
-                    out.extend_from_slice(b"\x1b[0m\x1b[K");
+                    // Erase first: with autowrap off, a row wider than
+                    // this terminal ends on its last column, which an
+                    // erase after it would take too.
+                    out.extend_from_slice(format!("\x1b[{};1H\x1b[0m\x1b[K", i + 1).as_bytes());
+                    out.extend_from_slice(clip(r, self.here.0).as_bytes());
+                    out.extend_from_slice(b"\x1b[0m");
                 }
             }
         };
@@ -255,7 +258,7 @@ impl View {
             let b = self.banner_line();
             let b: String = b.chars().take(usize::from(self.here.0)).collect();
             out.extend_from_slice(
-                format!("\x1b[{};1H\x1b[0;7m{b}\x1b[0m\x1b[K", shown + 1).as_bytes(),
+                format!("\x1b[{};1H\x1b[0m\x1b[K\x1b[7m{b}\x1b[0m", shown + 1).as_bytes(),
             );
         }
         let (r, c, visible) = self.cursor;
@@ -266,6 +269,41 @@ impl View {
             out.extend_from_slice(b"\x1b[?25l");
         }
     }
+}
+
+/// A row as the daemon renders it (text and SGR sequences) cut to `cols`
+/// columns: a terminal without autowrap would otherwise print the rest of
+/// a wider row over and over on its last column. A wide character that
+/// does not fit whole is left out.
+fn clip(row: &str, cols: u16) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let mut out = String::with_capacity(row.len());
+    let mut used = 0usize;
+    let mut chars = row.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            out.push(c);
+            if chars.peek() == Some(&'[') {
+                // A CSI sequence, up to and with its final byte.
+                for c in chars.by_ref() {
+                    out.push(c);
+                    if c != '[' && ('\x40'..='\x7e').contains(&c) {
+                        break;
+                    }
+                }
+            } else if let Some(c) = chars.next() {
+                out.push(c);
+            }
+            continue;
+        }
+        let w = c.width().unwrap_or(0);
+        if used + w > usize::from(cols) {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out
 }
 
 fn terminal_size() -> (u16, u16) {
@@ -376,6 +414,11 @@ fn keys(
             let banner_gone = banner_up && now >= v.banner_until;
             if here != v.here || banner_gone {
                 banner_up = !banner_gone && banner_up;
+                if here != v.here {
+                    // A new size may show less: say so again.
+                    v.banner_until = now + BANNER_SHOWN;
+                    banner_up = true;
+                }
                 v.here = here;
                 let mut out = Vec::new();
                 v.draw(None, &mut out);
@@ -428,4 +471,23 @@ fn keys(
 
 fn input(bytes: &[u8]) -> Value {
     json!({"jsonrpc": "2.0", "method": "pty/input", "params": {"data": String::from_utf8_lossy(bytes)}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clip;
+
+    #[test]
+    fn clip_cuts_text_at_the_width_and_keeps_the_colours() {
+        assert_eq!(clip("abcdef", 4), "abcd");
+        assert_eq!(clip("ab", 4), "ab");
+        assert_eq!(
+            clip("\x1b[0;1;31mred\x1b[0m plain", 5),
+            "\x1b[0;1;31mred\x1b[0m p"
+        );
+        // A wide character that would straddle the edge is left out.
+        assert_eq!(clip("ab\u{4e2d}c", 3), "ab");
+        assert_eq!(clip("ab\u{4e2d}c", 4), "ab\u{4e2d}");
+        assert_eq!(clip("", 0), "");
+    }
 }
