@@ -5,8 +5,11 @@ write BENCHMARKS.md. Every figure states its method; nothing here is a test.
 Usage: bench/bench.py [--quick] [--out BENCHMARKS.md] [--only SECTION,...]
 
 --only runs the named sections alone (binary, calls, step, premature,
-families, remote, probe, memory, throughput, tasks) and prints them; it writes a file only when
---out is given too.
+families, remote, probe, memory, throughput, tasks, attach) and prints them; it writes a
+file only when --out is given too.
+
+attach: step latency on a session with no viewer, with one viewer reading, and with one
+viewer that stopped reading (an `attach` SIGSTOPped inside another session), in one run.
 """
 import json
 import os
@@ -768,6 +771,61 @@ def bench_throughput():
     )
 
 
+# ---- a person watching (issue 18) ---------------------------------------------
+
+def bench_attach():
+    n = 20
+    text = "1+41"
+
+    def steps():
+        out = timed([BIN, "step", "--session", "x", text], n)
+        last = pb("step", "--session", "x", text).stdout
+        if "42" not in last:
+            raise RuntimeError(f"step answered {last!r}")
+        return out
+
+    def viewers():
+        return json.loads(pb("status", "--session", "x", "--json").stdout)["viewers"]
+
+    def until(cond, limit=30):
+        end = time.monotonic() + limit
+        while not cond():
+            if time.monotonic() > end:
+                raise RuntimeError("attach bench: gave up waiting")
+            time.sleep(0.02)
+
+    # Big frames (200x50): a few dozen fill any socket buffer.
+    pb("start", "--session", "x", "--cols", "200", "--rows", "50", "--", "python3", "-q")
+    none = steps()
+    pb("start", "--session", "v", "--cols", "80", "--rows", "24", "--", BIN, "attach", "--session", "x")
+    until(lambda: viewers() == 1)
+    reading = steps()
+    pid = json.loads(pb("status", "--session", "v", "--json").stdout)["pid"]
+    os.kill(pid, 19)  # SIGSTOP: the viewer reads nothing from here on
+    pb("step", "--session", "x", "--max-wait", "60000",
+       "import time\nfor i in range(80): print(str(i) * 190); time.sleep(0.03)\n")
+    stalled = steps()
+    still = viewers()
+    t = time.monotonic()
+    until(lambda: viewers() == 0)
+    dropped = time.monotonic() - t
+    os.kill(pid, 18)
+    stop_all()
+    section(
+        "Step with a person watching (issue 18)",
+        [
+            ("python3 `1+41`: `ptybroker step`, no viewer", f"{med(none):.1f} ms", f"p95 {p(none, .95):.1f} ms", ""),
+            ("the same, one `attach` viewer reading", f"{med(reading):.1f} ms", f"p95 {p(reading, .95):.1f} ms", "about the same"),
+            ("the same, one viewer stopped (SIGSTOP), its buffer full", f"{med(stalled):.1f} ms", f"p95 {p(stalled, .95):.1f} ms; "
+             f"{still} viewer attached after, dropped {dropped:.1f} s later", "no slower than none"),
+        ],
+        f"Median of {n} steps each, whole CLI process as above, in one run: no viewer, then a viewer (`ptybroker attach` "
+        "inside another session) reading, then the same viewer stopped (SIGSTOP) while 80 frames of a 200x50 "
+        "screen (up to 0.8 MB) filled its socket buffer. A stalled viewer is dropped once a frame has waited "
+        "VIEWER_STALL (5 s) for it: the last column says it was still attached during the steps.",
+    )
+
+
 # ---- agent tasks (issue 15) ------------------------------------------------------
 
 def bench_tasks():
@@ -809,7 +867,7 @@ def main():
         sys.exit("bench needs tmux")
     benches = {"binary": bench_binary, "calls": bench_calls, "step": bench_step, "premature": bench_premature,
                "families": bench_families, "remote": bench_remote, "probe": bench_probe, "memory": bench_memory,
-               "throughput": bench_throughput, "tasks": bench_tasks}
+               "throughput": bench_throughput, "tasks": bench_tasks, "attach": bench_attach}
     unknown = [n for n in ONLY or [] if n not in benches]
     if unknown:
         sys.exit(f"unknown section(s) {', '.join(unknown)}; known: {', '.join(benches)}")

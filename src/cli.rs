@@ -5,6 +5,7 @@
 //! stdout and one status line on stderr, all through [`output`]. The verbs
 //! that run in this process (servers, `render`) are in [`local`].
 
+mod attach;
 mod complete;
 pub mod help;
 mod local;
@@ -922,6 +923,9 @@ fn status_verb(p: &mut lexopt::Parser) -> Result<(), Failure> {
         // `relay:`, `busy:` with who and on what.
         out_text(activity)?;
     }
+    if !c.json && st["viewers"].as_u64().unwrap_or(0) > 0 {
+        out_text(&format!("viewers: {}", viewers(&st)))?;
+    }
     print_status(&st);
     Ok(())
 }
@@ -978,6 +982,7 @@ fn list(p: &mut lexopt::Parser) -> Result<(), Failure> {
             format!("{}x{}", s["size"]["cols"], s["size"]["rows"]),
             status::duration(ms(&s["quietMs"])),
             s["buffered"].to_string(),
+            viewers(s),
             cmd.join(" "),
         ]);
         rows.push(row);
@@ -985,16 +990,28 @@ fn list(p: &mut lexopt::Parser) -> Result<(), Failure> {
     output::out(&table(&columns, &rows))
 }
 
+/// People watching a session (`attach`), as `list` and `status` show
+/// them: `0`, `1`, or `2 (typing)` when one of them holds input.
+fn viewers(st: &Value) -> String {
+    let n = st["viewers"].as_u64().unwrap_or(0);
+    if st["viewerInput"] == true {
+        format!("{n} (typing)")
+    } else {
+        n.to_string()
+    }
+}
+
 /// `list`'s columns and whether each is aligned right (numbers) or left
 /// (words); the command runs on unpadded at the end. A remote list has a
 /// HOST column before them.
-const LIST_COLUMNS: [(&str, bool); 7] = [
+const LIST_COLUMNS: [(&str, bool); 8] = [
     ("SESSION", false),
     ("PID", true),
     ("STATE", false),
     ("SIZE", true),
     ("IDLE", true),
     ("BUFFER", true),
+    ("VIEWERS", false),
     ("COMMAND", false),
 ];
 

@@ -22,6 +22,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+pub mod attach;
 mod auth;
 mod blocks;
 pub mod cli;

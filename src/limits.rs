@@ -221,6 +221,11 @@ pub const SSH_PERSIST: Duration = Duration::from_secs(600);
 /// A `--via` command whose stream ended without an answer is given this
 /// long to finish saying why on its standard error.
 pub const VIA_WORDS_WAIT: Duration = Duration::from_secs(1);
+/// `attach`: the shortest time between two frames sent to a viewer (a
+/// burst of output is drawn as it stands then, not byte by byte), and how
+/// long a viewer may leave its frames unread before it is dropped.
+pub const VIEWER_FRAME_GAP: Duration = Duration::from_millis(20);
+pub const VIEWER_STALL: Duration = Duration::from_secs(5);
 
 /// Check a terminal size against [`COLS`] and [`ROWS`].
 pub fn check_size(cols: u64, rows: u64) -> Result<(u16, u16), String> {

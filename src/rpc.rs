@@ -117,6 +117,50 @@ pub fn parse(line: &str) -> Result<Request, String> {
     request(frame).map_err(|r| response(&r.id, Err(r.error)))
 }
 
+/// The method that turns a connection into a live view (see
+/// [`crate::attach`]); not in [`METHODS`], since it answers more than once.
+pub const ATTACH: &str = "pty/attach";
+
+/// An accepted `pty/attach`: the session, what the viewer asked for and
+/// the answer to send first.
+pub type Attached = (std::sync::Arc<Session>, crate::attach::Asked, String);
+
+/// A `pty/attach` request on `line`: `None` for any other line; else what
+/// [`Attached`] holds, or the error response.
+pub fn attach(line: &[u8], ctx: &Ctx) -> Option<Result<Attached, String>> {
+    if !line.windows(ATTACH.len()).any(|w| w == ATTACH.as_bytes()) {
+        return None;
+    }
+    let req = match jsonrpc::decode(Ok(line)).map(|f| f.map(request)) {
+        Ok(Some(Ok(req))) if req.method == ATTACH => req,
+        _ => return None,
+    };
+    let fail = |e: RpcError| Some(Err(response(&req.id, Err(e))));
+    let name = match session_name(&req.params) {
+        Ok(n) => n,
+        Err(e) => return fail(e),
+    };
+    let s = match ctx.manager.get(name) {
+        Ok(s) => s,
+        Err(e) => return fail(e.into()),
+    };
+    let asked = match crate::attach::Asked::from_params(&req.params) {
+        Ok(a) => a,
+        Err(m) => return fail(RpcError::params(m)),
+    };
+    let st = s.status();
+    let (viewers, typists) = s.viewers();
+    let answer = json!({
+        "session": name,
+        "size": {"cols": st.cols, "rows": st.rows},
+        "write": asked.write,
+        "resize": asked.resize,
+        "viewers": viewers + 1,
+        "viewerInput": typists > 0 || asked.write,
+    });
+    Some(Ok((s, asked, response(&req.id, Ok(answer)))))
+}
+
 /// Answer one line as [`crate::lines::read_bounded_line`] read it
 /// (`Err(len)`: too long); `None` for a blank line. Every failure is a
 /// JSON-RPC error response and the connection goes on.
@@ -182,7 +226,7 @@ fn size_params(p: &Params, cols: u16, rows: u16) -> Result<(u16, u16), RpcError>
 
 // ---- shared result shapes ---------------------------------------------------
 
-fn exit_fields(exit: Option<Exit>) -> (Value, Value) {
+pub fn exit_fields(exit: Option<Exit>) -> (Value, Value) {
     match exit {
         None => (Value::Null, Value::Null),
         Some(Exit::Code(c)) => (json!(c), Value::Null),
@@ -227,6 +271,8 @@ pub fn status_json_as(
         "size": {"cols": st.cols, "rows": st.rows},
         "title": title,
         "altScreen": alt,
+        "viewers": s.viewers().0,
+        "viewerInput": s.viewers().1 > 0,
         "buffered": st.buffered,
         "outputEnd": st.output_end,
     })

@@ -220,6 +220,18 @@ impl Conn {
             Conn::Tcp(s) => s.set_write_timeout(t),
         }
     }
+    fn writer(&self) -> io::Result<Box<dyn Write + Send>> {
+        Ok(match self {
+            Conn::Unix(s) => Box::new(s.try_clone()?),
+            Conn::Tcp(s) => Box::new(s.try_clone()?),
+        })
+    }
+    fn shutdown_both(&self) {
+        let _ = match self {
+            Conn::Unix(s) => s.shutdown(std::net::Shutdown::Both),
+            Conn::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
+        };
+    }
     fn shutdown_write(&self) -> io::Result<()> {
         match self {
             Conn::Unix(s) => s.shutdown(std::net::Shutdown::Write),
@@ -551,6 +563,26 @@ fn serve_conn(mut conn: Conn, cx: &ConnCtx) -> After {
             Ok(None) | Err(_) => return After::Continue,
             Ok(Some(r)) => r.map(|()| line.as_slice()),
         };
+        match read.ok().and_then(|l| rpc::attach(l, &ctx)) {
+            None => {}
+            Some(Err(refused)) => {
+                if conn.write_line(&refused).is_err() {
+                    return After::Continue;
+                }
+                continue;
+            }
+            Some(Ok((session, asked, answer))) => {
+                // The connection is the viewer's from here on, until it
+                // leaves: then both sides are shut, which also ends its
+                // reader thread.
+                let _ = conn.set_write_timeout(Some(limits::VIEWER_STALL));
+                if let Ok(mut out) = conn.writer() {
+                    crate::attach::serve(session, asked, answer, Box::new(reader), &mut out);
+                }
+                conn.shutdown_both();
+                return After::Continue;
+            }
+        }
         let _answering = cx.answering.begin();
         let resp = match answer_line(read, &ctx) {
             None => continue,

@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::Child;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
@@ -393,6 +393,24 @@ struct Inner {
     /// absorbing them: output is in our hands but not yet in the state, so
     /// an empty master says nothing about whether the program is done.
     reading: AtomicBool,
+    /// People watching (`pty/attach`), and how many of them may type.
+    viewers: AtomicU32,
+    typists: AtomicU32,
+}
+
+/// One attached viewer, counted while it lives (see [`Session::viewer`]).
+pub struct Viewer<'a> {
+    inner: &'a Inner,
+    types: bool,
+}
+
+impl Drop for Viewer<'_> {
+    fn drop(&mut self) {
+        self.inner.viewers.fetch_sub(1, Ordering::SeqCst);
+        if self.types {
+            self.inner.typists.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
 }
 
 /// The signals a terminal sends its foreground process group for keys
@@ -524,6 +542,8 @@ impl Session {
             shown: Mutex::new(Vec::new()),
             recorder: Mutex::new(recorder),
             reading: AtomicBool::new(false),
+            viewers: AtomicU32::new(0),
+            typists: AtomicU32::new(0),
         });
         // On Linux the reader thread also reaps the program, woken by a
         // pidfd: one thread per session rather than two (each thread costs
@@ -603,6 +623,46 @@ impl Session {
             cols: st.screen.cols(),
             rows: st.screen.rows(),
         }
+    }
+
+    /// Count a viewer (one that may type when `types`) while the guard lives.
+    pub fn viewer(&self, types: bool) -> Viewer<'_> {
+        self.inner.viewers.fetch_add(1, Ordering::SeqCst);
+        if types {
+            self.inner.typists.fetch_add(1, Ordering::SeqCst);
+        }
+        Viewer {
+            inner: &self.inner,
+            types,
+        }
+    }
+
+    /// Wake everything waiting on this session to look again.
+    pub fn poke(&self) {
+        self.inner.changed.notify_all();
+    }
+
+    /// Viewers attached, and how many of them may type.
+    pub fn viewers(&self) -> (u32, u32) {
+        (
+            self.inner.viewers.load(Ordering::SeqCst),
+            self.inner.typists.load(Ordering::SeqCst),
+        )
+    }
+
+    /// Wait until output past `generation` arrives, the program exits or
+    /// `timeout` passes; the generation now. A viewer's clock: it draws
+    /// what changed, no more often than it wants.
+    pub fn wait_change(&self, generation: u64, timeout: Duration) -> u64 {
+        let st = lock(&self.inner.state);
+        let (st, _) = self
+            .inner
+            .changed
+            .wait_timeout_while(st, timeout, |st| {
+                st.generation == generation && !st.reader_done && st.exit.is_none()
+            })
+            .unwrap_or_else(|e| e.into_inner());
+        st.generation
     }
 
     /// Run `f` on the current screen, under the session's lock: keep it short.

@@ -597,6 +597,17 @@ fn the_man_page_lists_every_limit_with_its_value() {
             format!("at most {} are told at once", limits::MAX_REFUSING),
         ),
         (
+            "VIEWER_FRAME_GAP",
+            format!(
+                "frames at least {} ms apart",
+                limits::VIEWER_FRAME_GAP.as_millis()
+            ),
+        ),
+        (
+            "VIEWER_STALL",
+            format!("unread for {} is dropped", secs(limits::VIEWER_STALL)),
+        ),
+        (
             "DAEMON_IDLE_EXIT",
             format!("exits {} after", secs(limits::DAEMON_IDLE_EXIT)),
         ),

@@ -410,6 +410,31 @@ pub const VERBS: &[VerbSpec] = &[
         example: "ptybroker serve --cmd bash --socket /tmp/bash.sock",
     },
     VerbSpec {
+        name: "attach",
+        run: super::attach::attach,
+        usage: "attach [-s NAME] [--write] [--resize] [--detach-key K]",
+        summary: "watch a session live from this terminal (--write: type into it)",
+        options: &[
+            SESSION,
+            flag(
+                "write",
+                "type into the program (keys pass through, Ctrl+C too)",
+            ),
+            flag(
+                "resize",
+                "give the session this terminal's size (and follow it)",
+            ),
+            opt(
+                "detach-key",
+                "K",
+                "the key that detaches when pressed twice (default Ctrl+\\)",
+            ),
+        ],
+        common: true,
+        takes_text: false,
+        example: "ptybroker attach -s build",
+    },
+    VerbSpec {
         name: "daemon",
         run: local::daemon,
         usage: "daemon [--idle-exit SECS]",
