@@ -332,9 +332,13 @@ impl Line {
             return n;
         }
         // Room for every cell and mark at four bytes each: encoding then
-        // writes into a slice, with no capacity check per character.
-        text.clear();
-        text.resize((n + row.marks.len()) * 4, 0);
+        // writes into a slice, with no capacity check per character. What
+        // is there already stays (only the first `pos` bytes are read):
+        // zeroing it was a `memset` call per row.
+        let room = (n + row.marks.len()) * 4;
+        if text.len() < room {
+            text.resize(room, 0);
+        }
         let buf = &mut text[..];
         let mut pos = 0;
         // Marks are kept in the order they were written, which is by column
