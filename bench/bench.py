@@ -5,11 +5,16 @@ write BENCHMARKS.md. Every figure states its method; nothing here is a test.
 Usage: bench/bench.py [--quick] [--out BENCHMARKS.md] [--only SECTION,...]
 
 --only runs the named sections alone (binary, calls, step, premature,
-families, remote, probe, memory, throughput, tasks, attach) and prints them; it writes a
-file only when --out is given too.
+families, remote, probe, memory, throughput, static, tasks, attach) and prints them; it
+writes a file only when --out is given too.
 
 attach: step latency on a session with no viewer, with one viewer reading, and with one
 viewer that stopped reading (an `attach` SIGSTOPped inside another session), in one run.
+
+`static` builds the x86_64 musl target (`make static`) when it is installed and sets the
+static binary beside the glibc one: start-up, one-shot `read`, `step`, the engine on each
+throughput input, the daemon's memory, size and dynamic section. Without the target it
+says so and is skipped.
 """
 import json
 import os
@@ -131,8 +136,8 @@ def rpc(method, params):
     return json.loads(data)
 
 
-def daemon_pid():
-    with open(os.path.join(RUNTIME, "ptybroker", "daemon.log")) as f:
+def daemon_pid(runtime=RUNTIME):
+    with open(os.path.join(runtime, "ptybroker", "daemon.log")) as f:
         lines = [l for l in f if l.startswith("ptybroker daemon ")]
     return int(lines[-1].split()[2])
 
@@ -549,11 +554,11 @@ def bench_probe():
     )
 
 
-def stop_daemon():
+def stop_daemon(runtime=RUNTIME):
     """End the daemon of the earlier sections (it stays up 30 s after its
     last session), so that memory is measured on a fresh one."""
     try:
-        pid = daemon_pid()
+        pid = daemon_pid(runtime)
     except (OSError, IndexError):
         return
     try:
@@ -826,6 +831,142 @@ def bench_attach():
     )
 
 
+# ---- static build (issue 16) ---------------------------------------------------
+
+STATIC_TARGET = "x86_64-unknown-linux-musl"
+
+
+def build_static():
+    """Build the static binary; returns (path, None) or (None, why not)."""
+    sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True).stdout.strip()
+    if not os.path.isdir(os.path.join(sysroot, "lib", "rustlib", STATIC_TARGET)):
+        return None, f"the {STATIC_TARGET} target is not installed (`rustup target add {STATIC_TARGET}`)"
+    with open(os.path.join(ROOT, "Makefile")) as f:
+        has_make = any(l.startswith("static:") for l in f)
+    if has_make:
+        argv, env = ["make", "-s", "static"], os.environ
+    else:
+        argv = ["cargo", "build", "--release", "--locked", "--target", STATIC_TARGET]
+        env = os.environ
+        if not os.path.exists(os.path.join(ROOT, ".cargo", "config.toml")):
+            # What .cargo/config.toml sets for the target: no dynamic section.
+            env = dict(os.environ, RUSTFLAGS="-C relocation-model=static")
+    r = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+    path = os.path.join(ROOT, "target", STATIC_TARGET, "release", "ptybroker")
+    if r.returncode != 0 or not os.path.exists(path):
+        return None, f"`{' '.join(argv)}` failed: " + (r.stderr or r.stdout)[-200:].replace("\n", " ")
+    return path, None
+
+
+def cpu_ms(argv, env=ENV):
+    """CPU time (user + system) of one whole process, in ms: steadier than
+    wall time on a shared machine, where a run can wait for a core."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        pid = os.posix_spawnp(argv[0], argv, env, file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)])
+        _, status, ru = os.wait4(pid, 0)
+    finally:
+        os.close(devnull)
+    if status != 0:
+        raise RuntimeError(f"{argv} exited with status {status}")
+    return (ru.ru_utime + ru.ru_stime) * 1000
+
+
+def bench_static():
+    title = "Static build (issue 16)"
+    sbin, why = build_static()
+    if sbin is None:
+        section(title, [("static x86_64 build", "skipped", why, "")], "Nothing measured: " + why + ".")
+        return
+    # Each build talks to a daemon of its own (the same code as its client).
+    sruntime = os.path.join(RUNTIME, "static")
+    os.makedirs(sruntime, mode=0o700, exist_ok=True)
+    builds = [("glibc", BIN, ENV, RUNTIME), ("static", sbin, dict(ENV, XDG_RUNTIME_DIR=sruntime), sruntime)]
+
+    def run(b, *args):
+        return subprocess.run([b[1], *args], env=b[2], capture_output=True, text=True, check=False)
+
+    def stop(b):
+        run(b, "kill-session", "--session", "x")
+        run(b, "kill-session", "--session", "py")
+        stop_daemon(b[3])
+
+    rows = []
+    n = 60 if QUICK else 300
+    # Start-up and one-shot read, interleaved with /bin/true.
+    for b in builds:
+        stop(b)
+        run(b, "start", "--session", "x", "--", "cat")
+    t = {"true": []}
+    for _ in range(n):
+        t["true"] += timed(["/bin/true"], 1)
+        for name, path, env, _ in builds:
+            t.setdefault(f"{name} version", []).extend(timed([path, "--version"], 1, env))
+            t.setdefault(f"{name} read", []).extend(timed([path, "read", "--session", "x"], 1, env))
+    floor = med(t["true"])
+    for what, target in [("version", ""), ("read", "static ≤ `/bin/true`")]:
+        g, st = med(t[f"glibc {what}"]), med(t[f"static {what}"])
+        label = "`ptybroker --version` (start-up, no daemon)" if what == "version" else "one-shot `ptybroker read` (idle `cat`)"
+        rows.append((label, f"glibc {g:.2f} ms, static {st:.2f} ms",
+                     f"`/bin/true` {floor:.2f} ms; static/glibc {st / g:.2f}x, static/true {st / floor:.2f}x", target))
+    # step
+    ns = 20 if QUICK else 60
+    steps = {}
+    for b in builds:
+        run(b, "start", "--session", "py", "--", "python3", "-q")
+    for _ in range(ns):
+        for name, path, env, _ in builds:
+            steps.setdefault(name, []).extend(timed([path, "step", "--session", "py", "1 + 41"], 1, env))
+    g, st = med(steps["glibc"]), med(steps["static"])
+    rows.append(("`ptybroker step` (python3, `1 + 41`)", f"glibc {g:.1f} ms, static {st:.1f} ms",
+                 f"p95 {p(steps['glibc'], .95):.1f} / {p(steps['static'], .95):.1f} ms; static/glibc {st / g:.2f}x", "no slower"))
+    for b in builds:
+        stop(b)
+    # Engine: render of each throughput input, best CPU time of k, interleaved.
+    mib = 4 if QUICK else 32
+    files = gen_inputs(mib)
+    k = 3 if QUICK else 7
+    best = {}
+    for _ in range(k):
+        for fname, path in files.items():
+            for name, b, env, _ in builds:
+                ms = cpu_ms([b, "render", "--cols", "80", "--rows", "24", path], env)
+                best[(fname, name)] = min(best.get((fname, name), 1e18), ms)
+    for fname, path in files.items():
+        size = os.path.getsize(path) / 1e6
+        g, st = best[(fname, "glibc")], best[(fname, "static")]
+        rows.append((f"engine: `render` {fname}", f"glibc {g:.0f} ms ({size / g * 1000:.0f} MB/s), static {st:.0f} ms ({size / st * 1000:.0f} MB/s)",
+                     f"static/glibc {st / g:.2f}x", "static ≤ 1.10x"))
+    # Daemon memory with one idle session, each on a fresh daemon.
+    mem = {}
+    for b in builds:
+        run(b, "start", "--session", "x", "--", "cat")
+        pid = daemon_pid(b[3])
+        time.sleep(0.3)
+        mem[b[0]] = (rss_kib(pid), status_kib(pid, "RssAnon"), pss_kib(pid))
+        stop(b)
+    (gr, ga, gp), (sr, sa, sp) = mem["glibc"], mem["static"]
+    rows.append(("daemon with one idle session", f"glibc RSS {gr} KiB (anonymous {ga}, PSS {gp}), static RSS {sr} KiB (anonymous {sa}, PSS {sp})",
+                 "", "anonymous ≤ 256 KiB"))
+    for name, path, _, _ in builds:
+        dyn = subprocess.run(["readelf", "-d", path], capture_output=True, text=True).stdout
+        has_dyn = "Dynamic section" in dyn
+        needed = [l.split("[", 1)[1].rstrip("]") for l in dyn.splitlines() if "(NEEDED)" in l]
+        rows.append((f"{name} binary", f"{os.path.getsize(path) / 1e6:.2f} MB ({os.path.getsize(path)} bytes)",
+                     ("dynamic section, needs " + ", ".join(needed)) if has_dyn else "no dynamic section",
+                     "static ≤ 1.4 MB, no dynamic section" if name == "static" else ""))
+    section(
+        title,
+        rows,
+        f"The glibc build (target/release) beside the static one (`make static`: target/{STATIC_TARGET}/release, "
+        "musl, non-PIE), each client talking to a daemon of its own build, in the same run. Start-up and one-shot "
+        f"`read`: whole processes as in the one-shot section, median of {n}, interleaved with `/bin/true`. `step`: "
+        f"median of {ns}, interleaved. Engine: `render --cols 80 --rows 24` of the {mib} MiB throughput inputs, "
+        f"best CPU time (user + system) of {k} interleaved runs each. Memory: a fresh daemon of each build with "
+        "one idle `cat` session, from /proc. `readelf -d` for the dynamic section.",
+    )
+
+
 # ---- agent tasks (issue 15) ------------------------------------------------------
 
 def bench_tasks():
@@ -867,7 +1008,7 @@ def main():
         sys.exit("bench needs tmux")
     benches = {"binary": bench_binary, "calls": bench_calls, "step": bench_step, "premature": bench_premature,
                "families": bench_families, "remote": bench_remote, "probe": bench_probe, "memory": bench_memory,
-               "throughput": bench_throughput, "tasks": bench_tasks, "attach": bench_attach}
+               "throughput": bench_throughput, "static": bench_static, "tasks": bench_tasks, "attach": bench_attach}
     unknown = [n for n in ONLY or [] if n not in benches]
     if unknown:
         sys.exit(f"unknown section(s) {', '.join(unknown)}; known: {', '.join(benches)}")

@@ -33,6 +33,11 @@ impl Format {
 
 /// Parse an asciicast v2 header line; `None` if `data` is not a cast.
 fn cast_header(data: &[u8]) -> Option<(u16, u16)> {
+    // A header is a JSON object: anything else is a raw capture, known
+    // without looking for the end of a first line that may be the whole file.
+    if data.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
     let first = data.split(|&b| b == b'\n').next()?;
     let v: Value = serde_json::from_slice(first).ok()?;
     if v.get("version")?.as_u64()? != 2 {

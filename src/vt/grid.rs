@@ -39,6 +39,9 @@ pub(crate) struct Row {
     /// Every cell is ASCII in the default pen, with no marks: the row can be
     /// stored in the scrollback as its bytes.
     pub plain: bool,
+    /// The last thing done to the row as a whole was [`Row::erase`] (not a
+    /// scroll's [`Row::reset`]): with `extent == 0`, no text since.
+    erased: bool,
 }
 
 impl Row {
@@ -50,6 +53,7 @@ impl Row {
             marks: Vec::new(),
             extent: 0,
             plain: true,
+            erased: false,
         }
     }
 
@@ -93,21 +97,26 @@ impl Row {
         }
         self.wrapped = false;
         self.marks.clear();
+        self.erased = false;
     }
 
     /// Erase the whole row (ED, EL 2): [`Row::reset`], except that a row
     /// that held no text since its last erase gives its cells back. A
     /// program that redraws every row keeps them (it writes between two
     /// erases); a row left blank is released the second time it is erased,
-    /// and from then on erasing it costs nothing.
+    /// and from then on erasing it costs nothing. A row blanked by a scroll
+    /// and then erased keeps its cells: a full-screen program scrolls a
+    /// region, then clears and redraws the rows that came in, and freeing
+    /// them there would be a free and a malloc per row and frame.
     pub fn erase(&mut self, cols: usize, fill: Cell) {
-        if fill == Cell::BLANK && self.extent == 0 && self.cells.capacity() != 0 {
+        if fill == Cell::BLANK && self.extent == 0 && self.erased && self.cells.capacity() != 0 {
             self.cells = Vec::new();
             self.wrapped = false;
             self.marks.clear();
             self.plain = true;
         } else {
             self.reset(cols, fill);
+            self.erased = true;
         }
     }
 
@@ -323,9 +332,13 @@ impl Line {
             return n;
         }
         // Room for every cell and mark at four bytes each: encoding then
-        // writes into a slice, with no capacity check per character.
-        text.clear();
-        text.resize((n + row.marks.len()) * 4, 0);
+        // writes into a slice, with no capacity check per character. What
+        // is there already stays (only the first `pos` bytes are read):
+        // zeroing it was a `memset` call per row.
+        let room = (n + row.marks.len()) * 4;
+        if text.len() < room {
+            text.resize(room, 0);
+        }
         let buf = &mut text[..];
         let mut pos = 0;
         // Marks are kept in the order they were written, which is by column
@@ -407,6 +420,7 @@ impl Line {
             marks: Vec::new(),
             extent: 0,
             plain: false,
+            erased: false,
         };
         let mut runs = self.runs.iter();
         let mut left = 0u16;
@@ -531,18 +545,19 @@ impl Scrollback {
             return;
         }
         let n = row.trimmed_len();
-        let mut text = std::mem::take(&mut self.scratch.text);
-        text.clear();
         // Cells from `n` on are blank already (trimmed, or past the extent).
-        text.extend(
+        // The bytes go straight into the ring (no scratch, no copy).
+        let slot = self.make_room(n, 0, row.wrapped);
+        self.text.extend_exact(
             row.cells[..n]
                 .iter_mut()
                 .map(|c| std::mem::replace(c, Cell::BLANK).ch as u8),
         );
-        self.push_parts(&text, &[], row.wrapped);
-        self.scratch.text = text;
+        self.lines.push(slot);
+        self.pushed += 1;
         row.extent = 0;
         row.wrapped = false;
+        row.erased = false;
     }
 
     /// Where line `i`'s text and runs are in the rings, and whether it
@@ -572,19 +587,26 @@ impl Scrollback {
         self.runs_base = self.runs_base.wrapping_add(runs as u32) & !WRAPPED;
     }
 
-    fn push_parts(&mut self, text: &[u8], runs: &[(u16, Pen)], wrapped: bool) {
+    /// Drop the oldest lines until a line of `text` bytes and `runs` runs
+    /// fits, and return the slot of that line, to push after its text and
+    /// runs are appended.
+    fn make_room(&mut self, text: usize, runs: usize, wrapped: bool) -> Slot {
         while !self.lines.is_empty()
             && (self.lines.len() >= self.limit
-                || self.text.len() + text.len() > MAX_TEXT
-                || self.runs.len() + runs.len() > MAX_RUNS)
+                || self.text.len() + text > MAX_TEXT
+                || self.runs.len() + runs > MAX_RUNS)
         {
             self.pop_front();
         }
-        let slot = Slot {
+        Slot {
             text: self.text_base.wrapping_add(self.text.len() as u32),
             runs: (self.runs_base.wrapping_add(self.runs.len() as u32) & !WRAPPED)
                 | if wrapped { WRAPPED } else { 0 },
-        };
+        }
+    }
+
+    fn push_parts(&mut self, text: &[u8], runs: &[(u16, Pen)], wrapped: bool) {
+        let slot = self.make_room(text.len(), runs.len(), wrapped);
         self.text.extend_from_slice(text);
         self.runs.extend_from_slice(runs);
         self.lines.push(slot);
@@ -698,6 +720,67 @@ mod tests {
                 assert_eq!(sb.pop_back().map(|l| l.text()), Some(text));
             }
         }
+    }
+
+    /// Plain rows written straight into the history's ring (no scratch)
+    /// read back the same, lines straddling block boundaries included, and
+    /// mixed with styled rows (which go through the scratch); each row comes
+    /// back blank for reuse.
+    #[test]
+    fn many_plain_rows_read_back() {
+        let mut sb = Scrollback::new(500);
+        let mut want = std::collections::VecDeque::new();
+        let mut r = Row::new(12);
+        for i in 0..3000usize {
+            let text: String = format!("{i}-abcdefgh").chars().take(1 + i % 12).collect();
+            let styled = i % 17 == 0;
+            let pen = Pen {
+                fg: u32::from(styled),
+                ..Pen::default()
+            };
+            for (k, c) in text.chars().enumerate() {
+                r.cells_mut(12)[k] = Cell::new(c, pen);
+            }
+            r.touch(text.len(), !styled);
+            r.wrapped = i % 5 == 0;
+            sb.push_and_reset(&mut r, 12, Cell::BLANK);
+            r.check().expect("row blanked");
+            assert_eq!(r.text(), "", "row {i} blanked");
+            want.push_back((text, i % 5 == 0));
+            if want.len() > 500 {
+                want.pop_front();
+            }
+        }
+        assert_eq!(sb.len(), 500);
+        for (k, (text, wrapped)) in want.iter().enumerate() {
+            let line = sb.get(k).expect("line");
+            assert_eq!(&line.text(), text, "line {k}");
+            assert_eq!(line.wrapped, *wrapped, "line {k}");
+        }
+    }
+
+    /// A row blanked by a scroll and then erased (a full-screen program
+    /// clearing the row that came in, to redraw it) keeps its cells; erased
+    /// twice with no text between, it gives them back.
+    #[test]
+    fn erase_after_scroll_keeps_cells() {
+        let mut r = row("abc", false);
+        r.reset(12, Cell::BLANK);
+        r.erase(12, Cell::BLANK);
+        assert_ne!(r.cells.capacity(), 0, "erase right after a scroll");
+        r.erase(12, Cell::BLANK);
+        assert_eq!(r.cells.capacity(), 0, "second erase without text");
+        let mut sb = Scrollback::new(10);
+        let mut r = row("abc", false);
+        sb.push_and_reset(&mut r, 12, Cell::BLANK);
+        r.erase(12, Cell::BLANK);
+        assert_ne!(r.cells.capacity(), 0, "erase right after scrolling off");
+        r.cells_mut(12)[0] = Cell::new('x', Pen::default());
+        r.touch(1, true);
+        r.erase(12, Cell::BLANK);
+        r.erase(12, Cell::BLANK);
+        assert_eq!(r.cells.capacity(), 0, "erased twice after text");
+        r.check().expect("invariants");
     }
 
     #[test]

@@ -227,9 +227,9 @@ fn decode(bytes: &[u8]) -> Option<(char, usize)> {
 /// byte, before two printable ASCII bytes in a row (the ASCII fast path
 /// takes those), and before anything ill-formed or incomplete. Returns the
 /// bytes consumed and whether it stopped cleanly (false: at something
-/// ill-formed or incomplete, for the careful path).
-fn utf8_run<P: Perform>(perf: &mut P, bytes: &[u8]) -> (usize, bool) {
-    let mut buf = ['\0'; 64];
+/// ill-formed or incomplete, for the careful path). `buf` is the parser's
+/// (a local array would be zeroed, a `memset` call, on every run).
+fn utf8_run<P: Perform>(perf: &mut P, buf: &mut [char; 64], bytes: &[u8]) -> (usize, bool) {
     let mut n = 0;
     let mut i = 0;
     let mut clean = true;
@@ -251,7 +251,7 @@ fn utf8_run<P: Perform>(perf: &mut P, bytes: &[u8]) -> (usize, bool) {
         n += 1;
         i += len;
         if n == buf.len() {
-            perf.print_chars(&buf);
+            perf.print_chars(&buf[..]);
             n = 0;
         }
     }
@@ -298,6 +298,8 @@ pub struct Parser {
     /// A partial UTF-8 character carried across calls.
     utf8: [u8; 4],
     utf8_len: usize,
+    /// Characters decoded by `utf8_run`, handed to `print_chars` in batches.
+    chars: [char; 64],
 }
 
 impl Default for Parser {
@@ -320,6 +322,7 @@ impl Parser {
             osc: Vec::new(),
             utf8: [0; 4],
             utf8_len: 0,
+            chars: ['\0'; 64],
         }
     }
 
@@ -421,7 +424,7 @@ impl Parser {
             // Non-ASCII text: well-formed characters in one pass; from the
             // first ill-formed or incomplete one, the careful path takes
             // over up to the next control byte.
-            let (n, clean) = utf8_run(perf, &bytes[i..]);
+            let (n, clean) = utf8_run(perf, &mut self.chars, &bytes[i..]);
             i += n;
             if clean {
                 continue;
