@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::termios::{self, OptionalActions, Termios};
-use serde_json::{json, Value};
+use crate::json::json;
+use serde_json::Value;
 
 use super::output::err_line;
 use super::{usage, value, Common, Failure, Opt};
