@@ -76,6 +76,12 @@ impl Client {
         }
     }
 
+    /// Look for (and start) the daemon in `dir` rather than the user's
+    /// runtime directory.
+    pub fn set_dir(&mut self, dir: PathBuf) {
+        self.dir = dir;
+    }
+
     /// Start a missing daemon with `program` rather than this executable.
     pub fn set_program(&mut self, program: PathBuf) {
         self.program = Some(program);

@@ -120,6 +120,14 @@ impl Client {
         self
     }
 
+    /// Use the daemon of another runtime directory than
+    /// `$XDG_RUNTIME_DIR/ptybroker` (where `ptybroker` itself looks),
+    /// e.g. a test's own.
+    pub fn runtime_dir(mut self, dir: impl Into<PathBuf>) -> Client {
+        self.inner.set_dir(dir.into());
+        self
+    }
+
     fn call(&self, method: &str, params: Value) -> Result<Value> {
         Ok(self.inner.call(method, params)?)
     }
