@@ -26,10 +26,13 @@ static:
 	$(CARGO) build --release --locked --target $(STATIC_TARGET)
 	@echo "static binary: target/$(STATIC_TARGET)/release/ptybroker"
 
-# The one test command: formatting, lints, then every unit and integration test.
+# The one test command: formatting, lints, the library's docs (no broken
+# links, nothing undocumented), then every unit, integration and doc test
+# (which builds and runs the examples too).
 test:
 	$(CARGO) fmt --check
 	$(CARGO) clippy --all-targets --locked -- -D warnings
+	RUSTDOCFLAGS='-D warnings' $(CARGO) doc --no-deps --locked
 	$(CARGO) test --locked
 
 # The completion scripts come from the binary itself (`ptybroker completions`).

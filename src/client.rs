@@ -48,6 +48,9 @@ pub struct Client {
     target: Target,
     /// The `--via` command of the last stream, to name a lost call.
     via: Mutex<Option<remote::ViaCall>>,
+    /// The binary that runs `daemon`: this executable unless set (a library
+    /// user's program is not ptybroker).
+    program: Option<PathBuf>,
 }
 
 /// What `connect` found on the way.
@@ -70,7 +73,19 @@ impl Client {
             dir: server::runtime_dir(),
             target,
             via: Mutex::new(None),
+            program: None,
         }
+    }
+
+    /// Look for (and start) the daemon in `dir` rather than the user's
+    /// runtime directory.
+    pub fn set_dir(&mut self, dir: PathBuf) {
+        self.dir = dir;
+    }
+
+    /// Start a missing daemon with `program` rather than this executable.
+    pub fn set_program(&mut self, program: PathBuf) {
+        self.program = Some(program);
     }
 
     pub fn dir(&self) -> &Path {
@@ -179,8 +194,11 @@ impl Client {
 
     fn spawn_daemon(&self) -> Result<(), CallError> {
         server::ensure_private_dir(&self.dir).map_err(CallError::local)?;
-        let exe = std::env::current_exe()
-            .map_err(|e| CallError::local(format!("cannot find my own executable: {e}")))?;
+        let exe = match &self.program {
+            Some(p) => p.clone(),
+            None => std::env::current_exe()
+                .map_err(|e| CallError::local(format!("cannot find my own executable: {e}")))?,
+        };
         use std::os::unix::fs::OpenOptionsExt;
         let log = std::fs::OpenOptions::new()
             .create(true)

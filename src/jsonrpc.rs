@@ -23,9 +23,11 @@ pub const PARSE_ERROR: i64 = -32700;
 /// Not a request: not an object, no or a bad id, version, method or params;
 /// a line over [`limits::MAX_LINE_BYTES`]; what a front end does not take.
 pub const INVALID_REQUEST: i64 = -32600;
+/// No method of that name.
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// The method's parameters are wrong.
 pub const INVALID_PARAMS: i64 = -32602;
+/// A failure inside the server.
 pub const INTERNAL_ERROR: i64 = -32603;
 /// A valid request the server cannot carry out (seed 000).
 pub const SERVER_ERROR: i64 = -32000;

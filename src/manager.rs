@@ -187,6 +187,12 @@ impl Manager {
         }
     }
 
+    /// Forget a session without stopping it: it runs on for whoever holds
+    /// it (a library's server closing its endpoint, the program kept).
+    pub fn release(&self, name: &str) -> Option<Arc<Session>> {
+        lock(&self.table).sessions.remove(name)
+    }
+
     /// Kill every session (process exit).
     pub fn shutdown(&self) {
         let all: Vec<_> = std::mem::take(&mut lock(&self.table).sessions)

@@ -190,6 +190,20 @@ impl ExitSignals {
         })
     }
 
+    /// No signals taken: the server ends when the returned end is written
+    /// to (a library's [`crate::PtyServer::close`]).
+    pub fn by_hand() -> io::Result<(ExitSignals, OwnedFd)> {
+        let (rx, tx) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        let got = Arc::new(AtomicI32::new(0));
+        Ok((
+            ExitSignals {
+                rx: Arc::new(rx),
+                got,
+            },
+            tx,
+        ))
+    }
+
     /// The signal that ended the server, if one did.
     pub fn received(&self) -> Option<i32> {
         Some(self.got.load(Ordering::SeqCst)).filter(|&n| n != 0)

@@ -7,33 +7,46 @@
 /// A colour as a program set it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub enum Color {
+    /// The terminal's default colour.
     #[default]
     Default,
     /// One of the 256 palette entries (0-15 are the ANSI colours).
     Indexed(u8),
+    /// A direct colour: red, green, blue.
     Rgb(u8, u8, u8),
 }
 
 /// The attributes of a cell, as a caller sees them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub struct Style {
+    /// Foreground colour.
     pub fg: Color,
+    /// Background colour.
     pub bg: Color,
+    /// SGR 1.
     pub bold: bool,
+    /// SGR 2.
     pub dim: bool,
+    /// SGR 3.
     pub italic: bool,
     /// 0 none, 1 single, 2 double, 3 curly, 4 dotted, 5 dashed.
     pub underline: u8,
+    /// SGR 5 or 6.
     pub blink: bool,
+    /// SGR 7: foreground and background swapped.
     pub inverse: bool,
+    /// SGR 8.
     pub hidden: bool,
+    /// SGR 9.
     pub strike: bool,
 }
 
 /// A run of cells of one style in a row.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Run {
+    /// The cells' characters (a wide character once).
     pub text: String,
+    /// Their style.
     pub style: Style,
 }
 

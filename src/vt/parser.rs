@@ -83,6 +83,7 @@ impl Params {
         self.len
     }
 
+    /// No values at all.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -309,6 +310,7 @@ impl Default for Parser {
 }
 
 impl Parser {
+    /// A parser in the ground state.
     pub fn new() -> Parser {
         Parser {
             state: State::Ground,

@@ -10,6 +10,7 @@ use super::term::Term;
 /// Mouse reporting a program asked for (DEC private modes 9, 1000-1003).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MouseTracking {
+    /// No reports.
     #[default]
     Off,
     /// 9: presses only.
@@ -25,10 +26,14 @@ pub enum MouseTracking {
 /// How mouse reports are encoded (DEC private modes 1005, 1006, 1015).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MouseEncoding {
+    /// X10 bytes (coordinates up to 223).
     #[default]
     Default,
+    /// 1005: coordinates as UTF-8.
     Utf8,
+    /// 1006: `CSI < b ; x ; y M/m`.
     Sgr,
+    /// 1015: `CSI b ; x ; y M`.
     Urxvt,
 }
 
@@ -41,26 +46,34 @@ pub struct Modes {
     pub app_keypad: bool,
     /// 2004.
     pub bracketed_paste: bool,
+    /// Which mouse events the program wants reported.
     pub mouse_tracking: MouseTracking,
+    /// How they are encoded.
     pub mouse_encoding: MouseEncoding,
     /// 1004.
     pub focus_events: bool,
     /// 2026 is set: the program is in the middle of a frame.
     pub synchronized_output: bool,
+    /// DECTCEM (25): the cursor is shown.
     pub cursor_visible: bool,
+    /// 1049/1047/47: the alternate screen is up.
     pub alt_screen: bool,
 }
 
 /// The cursor's shape, as a program sets it with DECSCUSR (`CSI n SP q`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum CursorShape {
+    /// A block (DECSCUSR 0-2).
     #[default]
     Block,
+    /// An underline (3-4).
     Underline,
+    /// A vertical bar (5-6).
     Bar,
 }
 
 impl CursorShape {
+    /// `block`, `underline` or `bar`.
     pub fn name(self) -> &'static str {
         match self {
             CursorShape::Block => "block",
@@ -73,8 +86,12 @@ impl CursorShape {
 /// Where the cursor is, 0-based, and whether the program shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Cursor {
+    /// The row, from 0 at the top.
     pub row: u16,
+    /// The column, from 0 at the left; equal to the width while a write
+    /// at the last column waits to wrap.
     pub col: u16,
+    /// The program shows the cursor (DECTCEM).
     pub visible: bool,
 }
 
@@ -114,14 +131,17 @@ impl Screen {
             .resize(usize::from(cols).max(1), usize::from(rows).max(1));
     }
 
+    /// Columns.
     pub fn cols(&self) -> u16 {
         self.term.cols as u16
     }
 
+    /// Rows.
     pub fn rows(&self) -> u16 {
         self.term.rows as u16
     }
 
+    /// Where the cursor is, counted from 0.
     pub fn cursor(&self) -> Cursor {
         Cursor {
             row: self.term.row as u16,
@@ -148,6 +168,7 @@ impl Screen {
         &self.term.title
     }
 
+    /// The alternate screen is up (a full-screen program runs).
     pub fn is_alt_screen(&self) -> bool {
         self.term.modes.alt_screen
     }
@@ -202,6 +223,7 @@ impl Screen {
             .unwrap_or_default()
     }
 
+    /// The input modes the program has set.
     pub fn modes(&self) -> Modes {
         self.term.modes
     }
