@@ -551,3 +551,115 @@ fn install_needs_an_explicit_host_and_says_why_it_fails() {
     assert_fails(&out, "install: copying to box:/proc/nope/ptybroker failed");
     r.finish();
 }
+
+/// The end state: `git add -p` and vim driven on the host with the
+/// same verbs as here, and a person watching the remote session from a
+/// terminal here (`attach --host`, inside a local session).
+#[test]
+fn git_add_p_vim_and_attach_work_over_host() {
+    let Some(r) = Remote::new("remote-programs") else {
+        return;
+    };
+    // git add -p: keep the first hunk out, stage the second.
+    let repo = r.sb.work("repo");
+    let git = |args: &[&str]| r.sb.tool(&repo, "git", args).ok();
+    git(&["init", "-q"]);
+    let original: String = (1..=30).map(|i| format!("{i}\n")).collect();
+    std::fs::write(repo.join("f.txt"), original).expect("write");
+    git(&["add", "f.txt"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.invalid",
+        "commit",
+        "-q",
+        "-m",
+        "thirty",
+    ]);
+    let edited: String = (1..=30)
+        .map(|i| match i {
+            2 => "two\n".to_string(),
+            28 => "twenty-eight\n".to_string(),
+            _ => format!("{i}\n"),
+        })
+        .collect();
+    std::fs::write(repo.join("f.txt"), edited).expect("write");
+    let dir = repo.to_str().expect("utf-8 path");
+    let out = r
+        .on_box(&["start", "-s", "g", "--cwd", dir, "--", "git", "add", "-p"])
+        .ok();
+    assert!(out.stdout.contains("+two"), "{out:?}");
+    let out = r.on_box(&["step", "-s", "g", "n"]).ok();
+    assert!(out.stdout.contains("+twenty-eight"), "{out:?}");
+    r.on_box(&["step", "-s", "g", "y"]).ok();
+    let staged = git(&["diff", "--cached"]).stdout;
+    assert!(
+        staged.contains("+twenty-eight") && !staged.contains("+two"),
+        "{staged}"
+    );
+    r.on_box(&["stop", "-s", "g"]).ok();
+
+    // vim: an edit typed over ssh lands in the file.
+    let file = repo.join("note.txt");
+    let path = file.to_str().expect("utf-8 path");
+    r.on_box(&[
+        "start", "-s", "v", "--", "vim", "-u", "NONE", "-N", "-n", path,
+    ])
+    .ok();
+    r.on_box(&["step", "-s", "v", "--no-enter", "iedited over ssh"])
+        .ok();
+    r.on_box(&["step", "-s", "v", "--key", "Escape"]).ok();
+    r.on_box(&["step", "-s", "v", ":wq"]).ok();
+    let written = eventually(Duration::from_secs(10), || {
+        std::fs::read_to_string(&file)
+            .ok()
+            .filter(|t| !t.is_empty())
+    });
+    assert_eq!(written.as_deref(), Some("edited over ssh\n"));
+
+    // attach --host: a viewer here shows the remote screen and leaves it be.
+    let mut start = vec!["start", "-s", "sh"];
+    start.extend(SHELL);
+    r.on_box(&start).ok();
+    r.on_box(&["step", "-s", "sh", "echo attach-$((40+2))"])
+        .ok();
+    let viewer = r.command(&[
+        "start",
+        "-s",
+        "viewer",
+        "--cols",
+        "90",
+        "--rows",
+        "20",
+        "--",
+        BIN,
+        "attach",
+        "--host",
+        "box",
+        "--remote-bin",
+        r.bin(),
+        "-s",
+        "sh",
+    ]);
+    run_bounded(viewer, common::CALL_LIMIT, "start viewer").ok();
+    let shown = eventually(Duration::from_secs(20), || {
+        let out = r.sb.run(&["read", "-s", "viewer", "--screen"]);
+        (out.stdout.contains("attach-42") && out.stdout.contains("on box")).then_some(out)
+    });
+    assert!(shown.is_some(), "the viewer never showed the remote screen");
+    r.sb.run(&[
+        "send", "-s", "viewer", "--key", "Ctrl+\\", "--key", "Ctrl+\\",
+    ])
+    .ok();
+    let left = eventually(Duration::from_secs(10), || {
+        let st = r.sb.run(&["status", "-s", "viewer", "--json"]);
+        let v: Value = serde_json::from_str(&st.stdout).ok()?;
+        (v["running"] == false).then_some(())
+    });
+    assert!(left.is_some(), "the viewer did not detach");
+    let out = r.on_box(&["step", "-s", "sh", "echo still-$((1+1))"]).ok();
+    assert!(out.stdout.contains("still-2"), "{out:?}");
+    r.on_box(&["stop", "-s", "sh"]).ok();
+    r.finish();
+}

@@ -12,9 +12,9 @@ use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::json::json;
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::termios::{self, OptionalActions, Termios};
-use crate::json::json;
 use serde_json::Value;
 
 use super::output::err_line;
