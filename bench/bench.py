@@ -5,8 +5,11 @@ write BENCHMARKS.md. Every figure states its method; nothing here is a test.
 Usage: bench/bench.py [--quick] [--out BENCHMARKS.md] [--only SECTION,...]
 
 --only runs the named sections alone (binary, calls, step, premature,
-families, remote, probe, memory, throughput, static, tasks, attach) and prints them; it
+families, remote, probe, memory, throughput, engine, static, tasks, attach) and prints them; it
 writes a file only when --out is given too.
+
+engine: `ptybroker render` beside the anchor (bench/anchor: alacritty_terminal fed the same file
+in 4 KiB chunks, built here with cargo) on each throughput input, as ratios of best CPU time.
 
 attach: step latency on a session with no viewer, with one viewer reading, and with one
 viewer that stopped reading (an `attach` SIGSTOPped inside another session), in one run.
@@ -776,6 +779,51 @@ def bench_throughput():
     )
 
 
+# ---- the engine against an anchor (issue 19) -----------------------------------
+
+def bench_engine():
+    """`ptybroker render` and the anchor (alacritty_terminal 0.26, bench/anchor)
+    on the same files, whole processes, best CPU time of k interleaved runs."""
+    title = "Engine against alacritty_terminal (issue 19)"
+    manifest = os.path.join(ROOT, "bench", "anchor", "Cargo.toml")
+    target_dir = os.path.join(ROOT, "target", "anchor")
+    r = subprocess.run(["cargo", "build", "--release", "--quiet", "--manifest-path", manifest, "--target-dir", target_dir],
+                       capture_output=True, text=True)
+    anchor = os.path.join(target_dir, "release", "anchor")
+    if r.returncode != 0 or not os.path.exists(anchor):
+        why = "building bench/anchor failed: " + (r.stderr or r.stdout)[-200:].replace("\n", " ")
+        section(title, [("engine vs alacritty_terminal", "skipped", why, "")], "Nothing measured: " + why + ".")
+        return
+    mib = 4 if QUICK else 32
+    files = gen_inputs(mib)
+    k = 3 if QUICK else 7
+    engines = {"ptybroker": lambda path: [BIN, "render", "--cols", "80", "--rows", "24", path],
+               "anchor": lambda path: [anchor, path]}
+    best = {}
+    for _ in range(k):
+        for fname, path in files.items():
+            for name, argv in engines.items():
+                ms = cpu_ms(argv(path))
+                best[(fname, name)] = min(best.get((fname, name), 1e18), ms)
+    rows = []
+    labels = {"ascii.txt": "ASCII", "sgr.txt": "SGR", "screen.txt": "full-screen", "unicode.txt": "Unicode"}
+    for fname, path in files.items():
+        size = os.path.getsize(path) / 1e6
+        ours, theirs = best[(fname, "ptybroker")], best[(fname, "anchor")]
+        target = "≥ 2x" if fname in ("ascii.txt", "screen.txt") else "≥ 1.5x"
+        rows.append((f"engine: {labels.get(fname, fname)}", f"{ours:.0f} ms ({size / ours * 1000:.0f} MB/s)",
+                     f"alacritty_terminal {theirs:.0f} ms ({size / theirs * 1000:.0f} MB/s): {theirs / ours:.2f}x", target))
+    section(
+        title,
+        rows,
+        f"`ptybroker render --cols 80 --rows 24 FILE` beside `bench/anchor FILE` (alacritty_terminal 0.26, "
+        f"80x24, default configuration, fed the file in 4 KiB chunks; its own Cargo project, built by this "
+        f"section), on the {mib} MiB throughput inputs. Whole processes, both reading the file; best CPU time "
+        f"(user + system, wait4) of {k} interleaved runs each. The ratio is the anchor's time over ptybroker's "
+        "(higher is faster).",
+    )
+
+
 # ---- a person watching (issue 18) ---------------------------------------------
 
 def bench_attach():
@@ -1008,7 +1056,7 @@ def main():
         sys.exit("bench needs tmux")
     benches = {"binary": bench_binary, "calls": bench_calls, "step": bench_step, "premature": bench_premature,
                "families": bench_families, "remote": bench_remote, "probe": bench_probe, "memory": bench_memory,
-               "throughput": bench_throughput, "static": bench_static, "tasks": bench_tasks, "attach": bench_attach}
+               "throughput": bench_throughput, "engine": bench_engine, "static": bench_static, "tasks": bench_tasks, "attach": bench_attach}
     unknown = [n for n in ONLY or [] if n not in benches]
     if unknown:
         sys.exit(f"unknown section(s) {', '.join(unknown)}; known: {', '.join(benches)}")

@@ -214,3 +214,40 @@ fn ascii_runs_stop_at_every_special_byte() {
     assert_eq!(ascii_run(b" ~~~~~~~~~~~~~"), 14);
     assert_eq!(ascii_run(b""), 0);
 }
+
+/// The in-line three-byte decoder agrees with `decode` on every sequence
+/// it accepts, and accepts every well-formed three-byte character
+/// (exhaustive over lead bytes 0xe0-0xef and all continuations; cut
+/// sequences are declined).
+#[test]
+fn decode3_matches_decode() {
+    for b0 in 0u8..=0xff {
+        for b1 in 0u8..=0xff {
+            for b2 in 0u8..=0xff {
+                let bytes = [b0, b1, b2];
+                let general = if b0 >= 0x80 { decode(&bytes) } else { None };
+                match decode3(&bytes, 0) {
+                    Some(c) => assert_eq!(general, Some((c, 3)), "{bytes:x?}"),
+                    None => assert!(!matches!(general, Some((_, 3))), "{bytes:x?}"),
+                }
+                assert_eq!(decode3(&bytes[..2], 0), None);
+            }
+        }
+    }
+    assert_eq!(decode3("日本".as_bytes(), 3), Some('本'));
+    assert_eq!(decode3("日本".as_bytes(), 4), None);
+}
+
+/// A run of three-byte characters cut anywhere across two `advance` calls
+/// prints the same characters as in one call.
+#[test]
+fn three_byte_runs_split_across_chunks() {
+    let input = "日本語のテキスト a中文\u{ffe5}x\u{20ac}".as_bytes();
+    for cut in 0..=input.len() {
+        let mut p = Parser::new();
+        let mut log = Log::default();
+        p.advance(&mut log, &input[..cut]);
+        p.advance(&mut log, &input[cut..]);
+        assert_eq!(log.0, parse(input), "cut at {cut}");
+    }
+}
