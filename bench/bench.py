@@ -5,8 +5,11 @@ write BENCHMARKS.md. Every figure states its method; nothing here is a test.
 Usage: bench/bench.py [--quick] [--out BENCHMARKS.md] [--only SECTION,...]
 
 --only runs the named sections alone (binary, calls, step, premature,
-families, remote, probe, memory, throughput, static, tasks, attach) and prints them; it
-writes a file only when --out is given too.
+families, remote, probe, memory, throughput, system, static, tasks, attach) and prints them;
+it writes a file only when --out is given too.
+
+system: the whole system (`pty/start cat FILE` + `pty/wait`) on each throughput input beside a
+native C reader draining the same `cat` from a PTY (built with `cc -O2`) and tmux, interleaved.
 
 attach: step latency on a session with no viewer, with one viewer reading, and with one
 viewer that stopped reading (an `attach` SIGSTOPped inside another session), in one run.
@@ -776,6 +779,125 @@ def bench_throughput():
     )
 
 
+# ---- the whole system against the kernel (issue 19) ------------------------------
+
+# The anchor: what any program reading a PTY gets here. It starts `cat FILE`
+# on a new 80x24 PTY, drains the master with 64 KiB reads until the slave is
+# gone, and reaps the child; it parses nothing.
+DRAIN_C = r"""
+#define _XOPEN_SOURCE 600
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    static char buf[65536];
+    struct winsize ws = {24, 80, 0, 0};
+    int m, s, st;
+    pid_t pid;
+    ssize_t n;
+    if (argc < 2) return 2;
+    m = posix_openpt(O_RDWR | O_NOCTTY);
+    if (m < 0 || grantpt(m) || unlockpt(m)) return 1;
+    ioctl(m, TIOCSWINSZ, &ws);
+    pid = fork();
+    if (pid < 0) return 1;
+    if (pid == 0) {
+        setsid();
+        s = open(ptsname(m), O_RDWR);
+        if (s < 0) _exit(127);
+        ioctl(s, TIOCSCTTY, 0);
+        dup2(s, 0); dup2(s, 1); dup2(s, 2);
+        if (s > 2) close(s);
+        close(m);
+        execvp(argv[1], argv + 1);
+        _exit(127);
+    }
+    for (;;) {
+        n = read(m, buf, sizeof buf);
+        if (n > 0 || (n < 0 && errno == EINTR)) continue;
+        break;
+    }
+    waitpid(pid, &st, 0);
+    return 0;
+}
+"""
+
+
+def build_drain():
+    """Compile the native reader with `cc -O2` into the run's temp dir;
+    returns its path, or None when there is no C compiler."""
+    cc = shutil.which("cc")
+    if not cc:
+        return None
+    src = os.path.join(RUNTIME, "drain.c")
+    exe = os.path.join(RUNTIME, "drain")
+    with open(src, "w") as f:
+        f.write(DRAIN_C)
+    subprocess.run([cc, "-O2", "-o", exe, src], check=True)
+    return exe
+
+
+def system_runs(path, drain):
+    """Seconds for each of the three readers to take `cat PATH` to its end."""
+    t = time.perf_counter()
+    subprocess.run([drain, "cat", path], check=True)
+    native = time.perf_counter() - t
+    t = time.perf_counter()
+    rpc("pty/start", {"session": "sys", "argv": ["cat", path], "cols": 80, "rows": 24})
+    r = rpc("pty/wait", {"session": "sys", "exit": True, "timeout": 600000})
+    ours = time.perf_counter() - t
+    if r.get("result", {}).get("reason") != "exited":
+        raise RuntimeError(f"system run did not end: {r}")
+    pb("kill-session", "--session", "sys", check=False)
+    t = time.perf_counter()
+    tmux("new-session", "-d", "-x", "80", "-y", "24", f"cat {path}; tmux -S {TMUX_SOCK} wait-for -S done")
+    tmux("wait-for", "done")
+    theirs = time.perf_counter() - t
+    tmux("kill-server", check=False)
+    return native, ours, theirs
+
+
+def bench_system():
+    drain = build_drain()
+    if drain is None:
+        section("Whole system against the kernel", [("native reader", "skipped", "no `cc` on this machine", "")], "")
+        return
+    mib = 4 if QUICK else 32
+    rounds = 3 if QUICK else 5
+    files = gen_inputs(mib)
+    pb("start", "--session", "keep", "--", "cat")  # keeps the daemon up between runs
+    t = {name: ([], [], []) for name in files}
+    for _ in range(rounds):
+        for name, path in files.items():
+            for acc, secs in zip(t[name], system_runs(path, drain)):
+                acc.append(secs)
+    rows = []
+    for name, path in files.items():
+        size = os.path.getsize(path) / 1e6
+        native, ours, theirs = (size / med(xs) for xs in t[name])
+        rows.append((
+            f"whole system, {name}",
+            f"{ours:.0f} MB/s: {ours / native:.2f}x native, {ours / theirs:.2f}x tmux",
+            f"native reader {native:.0f} MB/s; tmux {theirs:.0f} MB/s",
+            "≥ 0.85x native, ≥ 2x tmux",
+        ))
+    pb("kill-session", "--session", "keep", check=False)
+    section(
+        "Whole system against the kernel",
+        rows,
+        f"{mib} MiB generated inputs (as in Throughput), median of {rounds} rounds, the three readers "
+        "interleaved in each round. ptybroker: `pty/start` of `cat FILE` (80x24) and `pty/wait` for its exit, "
+        "i.e. until the child exited and all its output is parsed, on a running daemon. Native reader: a C "
+        "program (bench/bench.py's DRAIN_C, built here with `cc -O2`) that starts the same `cat` on an 80x24 "
+        "PTY, drains the master with 64 KiB reads and parses nothing: the kernel's speed for any terminal. "
+        "tmux: `tmux new-session -d -x 80 -y 24 'cat F; tmux wait-for -S done'` and `tmux wait-for done`.",
+    )
+
+
 # ---- a person watching (issue 18) ---------------------------------------------
 
 def bench_attach():
@@ -1008,7 +1130,7 @@ def main():
         sys.exit("bench needs tmux")
     benches = {"binary": bench_binary, "calls": bench_calls, "step": bench_step, "premature": bench_premature,
                "families": bench_families, "remote": bench_remote, "probe": bench_probe, "memory": bench_memory,
-               "throughput": bench_throughput, "static": bench_static, "tasks": bench_tasks, "attach": bench_attach}
+               "throughput": bench_throughput, "system": bench_system, "static": bench_static, "tasks": bench_tasks, "attach": bench_attach}
     unknown = [n for n in ONLY or [] if n not in benches]
     if unknown:
         sys.exit(f"unknown section(s) {', '.join(unknown)}; known: {', '.join(benches)}")
