@@ -198,7 +198,7 @@ def bench_calls():
     section(
         "One-shot client call",
         [
-            ("`ptybroker read` on a running session", f"{med(ours):.2f} ms", f"p95 {p(ours, .95):.2f} ms", "target ≤ 1.0 ms"),
+            ("`ptybroker read` on a running session", f"{med(ours):.2f} ms: {med(ours) / med(theirs):.2f}x tmux, `/bin/true` + {med(ours) - med(t['floor']):.2f} ms", f"p95 {p(ours, .95):.2f} ms", "≤ 0.55x `tmux list-sessions`; ≤ `/bin/true` + 0.6 ms"),
             ("`tmux list-sessions`", f"{med(theirs):.2f} ms", f"p95 {p(theirs, .95):.2f} ms", ""),
             ("`ptybroker read` after the session printed 1 MiB", f"{med(after):.2f} ms", f"p95 {p(after, .95):.2f} ms; the same screen without the history {med(t['screenful']):.2f} ms", "no slower than empty"),
             ("of which: `/bin/true` (starting any process here)", f"{med(t['floor']):.2f} ms", f"p95 {p(t['floor'], .95):.2f} ms", ""),
@@ -583,6 +583,7 @@ def bench_memory():
     base_pss = pss_kib(pid)
     base_anon = status_kib(pid, "RssAnon")
     base_file = status_kib(pid, "RssFile")
+    threads = status_kib(pid, "Threads")
     # What any dynamically linked C program costs here: libc's pages alone.
     ref = subprocess.Popen(["sleep", "5"])
     time.sleep(0.2)
@@ -649,6 +650,7 @@ def bench_memory():
         "Memory and idle CPU",
         [
             ("daemon RSS with one idle session", f"{base} KiB (PSS {base_pss} KiB; anonymous {base_anon}, file-backed {base_file})", f"tmux server {tbase} KiB; `sleep` {sleep_rss} KiB", "target ≤ 2.5 MB"),
+            ("daemon's own memory with one idle session", f"anonymous (RssAnon) {base_anon} KiB; PSS {base_pss} KiB", f"{threads} threads", "RssAnon ≤ 256 KiB"),
             ("RSS per extra idle session (`cat`, 1→50)", f"{slope:.0f} KiB", f"tmux {tslope:.0f} KiB", "target ≤ 100 KiB"),
             ("RSS of a session after 1000 80-column lines", f"{sb} KiB (anonymous {sb_anon} KiB)", f"tmux {tsb} KiB", "target ≤ 300 KiB"),
             (f"daemon CPU with 10 idle sessions over {window} s", f"{idle_ticks} ticks", "", "target 0"),
