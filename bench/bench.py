@@ -5,8 +5,11 @@ write BENCHMARKS.md. Every figure states its method; nothing here is a test.
 Usage: bench/bench.py [--quick] [--out BENCHMARKS.md] [--only SECTION,...]
 
 --only runs the named sections alone (binary, calls, step, premature,
-families, remote, probe, memory, throughput, engine, static, tasks, attach) and prints them; it
-writes a file only when --out is given too.
+families, remote, probe, memory, throughput, engine, system, static, tasks, attach) and
+prints them; it writes a file only when --out is given too.
+
+system: the whole system (`pty/start cat FILE` + `pty/wait`) on each throughput input beside a
+native C reader draining the same `cat` from a PTY (built with `cc -O2`) and tmux, interleaved.
 
 engine: `ptybroker render` beside the anchor (bench/anchor: alacritty_terminal fed the same file
 in 4 KiB chunks, built here with cargo) on each throughput input, as ratios of best CPU time.
@@ -198,7 +201,7 @@ def bench_calls():
     section(
         "One-shot client call",
         [
-            ("`ptybroker read` on a running session", f"{med(ours):.2f} ms", f"p95 {p(ours, .95):.2f} ms", "target ≤ 1.0 ms"),
+            ("`ptybroker read` on a running session", f"{med(ours):.2f} ms: {med(ours) / med(theirs):.2f}x tmux, `/bin/true` + {med(ours) - med(t['floor']):.2f} ms", f"p95 {p(ours, .95):.2f} ms", "≤ 0.55x `tmux list-sessions`; ≤ `/bin/true` + 0.6 ms"),
             ("`tmux list-sessions`", f"{med(theirs):.2f} ms", f"p95 {p(theirs, .95):.2f} ms", ""),
             ("`ptybroker read` after the session printed 1 MiB", f"{med(after):.2f} ms", f"p95 {p(after, .95):.2f} ms; the same screen without the history {med(t['screenful']):.2f} ms", "no slower than empty"),
             ("of which: `/bin/true` (starting any process here)", f"{med(t['floor']):.2f} ms", f"p95 {p(t['floor'], .95):.2f} ms", ""),
@@ -583,6 +586,7 @@ def bench_memory():
     base_pss = pss_kib(pid)
     base_anon = status_kib(pid, "RssAnon")
     base_file = status_kib(pid, "RssFile")
+    threads = status_kib(pid, "Threads")
     # What any dynamically linked C program costs here: libc's pages alone.
     ref = subprocess.Popen(["sleep", "5"])
     time.sleep(0.2)
@@ -649,6 +653,7 @@ def bench_memory():
         "Memory and idle CPU",
         [
             ("daemon RSS with one idle session", f"{base} KiB (PSS {base_pss} KiB; anonymous {base_anon}, file-backed {base_file})", f"tmux server {tbase} KiB; `sleep` {sleep_rss} KiB", "target ≤ 2.5 MB"),
+            ("daemon's own memory with one idle session", f"anonymous (RssAnon) {base_anon} KiB; PSS {base_pss} KiB", f"{threads} threads", "RssAnon ≤ 256 KiB"),
             ("RSS per extra idle session (`cat`, 1→50)", f"{slope:.0f} KiB", f"tmux {tslope:.0f} KiB", "target ≤ 100 KiB"),
             ("RSS of a session after 1000 80-column lines", f"{sb} KiB (anonymous {sb_anon} KiB)", f"tmux {tsb} KiB", "target ≤ 300 KiB"),
             (f"daemon CPU with 10 idle sessions over {window} s", f"{idle_ticks} ticks", "", "target 0"),
@@ -821,6 +826,133 @@ def bench_engine():
         f"section), on the {mib} MiB throughput inputs. Whole processes, both reading the file; best CPU time "
         f"(user + system, wait4) of {k} interleaved runs each. The ratio is the anchor's time over ptybroker's "
         "(higher is faster).",
+    )
+
+
+# ---- the whole system against the kernel (issue 19) ------------------------------
+
+# The anchor: what any program reading a PTY gets here. It starts `cat FILE`
+# on a new 80x24 PTY, drains the master with 64 KiB reads until the slave is
+# gone, and reaps the child; it parses nothing.
+DRAIN_C = r"""
+#define _XOPEN_SOURCE 600
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    static char buf[65536];
+    struct winsize ws = {24, 80, 0, 0};
+    int m, s, st;
+    pid_t pid;
+    ssize_t n;
+    if (argc < 2) return 2;
+    m = posix_openpt(O_RDWR | O_NOCTTY);
+    if (m < 0 || grantpt(m) || unlockpt(m)) return 1;
+    ioctl(m, TIOCSWINSZ, &ws);
+    pid = fork();
+    if (pid < 0) return 1;
+    if (pid == 0) {
+        setsid();
+        s = open(ptsname(m), O_RDWR);
+        if (s < 0) _exit(127);
+        ioctl(s, TIOCSCTTY, 0);
+        dup2(s, 0); dup2(s, 1); dup2(s, 2);
+        if (s > 2) close(s);
+        close(m);
+        execvp(argv[1], argv + 1);
+        _exit(127);
+    }
+    for (;;) {
+        n = read(m, buf, sizeof buf);
+        if (n > 0 || (n < 0 && errno == EINTR)) continue;
+        break;
+    }
+    waitpid(pid, &st, 0);
+    return 0;
+}
+"""
+
+
+def build_drain():
+    """Compile the native reader with `cc -O2` into the run's temp dir;
+    returns its path, or None when there is no C compiler."""
+    cc = shutil.which("cc")
+    if not cc:
+        return None
+    src = os.path.join(RUNTIME, "drain.c")
+    exe = os.path.join(RUNTIME, "drain")
+    with open(src, "w") as f:
+        f.write(DRAIN_C)
+    subprocess.run([cc, "-O2", "-o", exe, src], check=True)
+    return exe
+
+
+def system_runs(path, drain):
+    """Seconds for each of the three readers to take `cat PATH` to its end,
+    and the daemon's CPU seconds (user + system) during its run."""
+    t = time.perf_counter()
+    subprocess.run([drain, "cat", path], check=True)
+    native = time.perf_counter() - t
+    pid = daemon_pid()
+    ticks = cpu_ticks(pid)
+    t = time.perf_counter()
+    rpc("pty/start", {"session": "sys", "argv": ["cat", path], "cols": 80, "rows": 24})
+    r = rpc("pty/wait", {"session": "sys", "exit": True, "timeout": 600000})
+    ours = time.perf_counter() - t
+    cpu = (cpu_ticks(pid) - ticks) / os.sysconf("SC_CLK_TCK")
+    if r.get("result", {}).get("reason") != "exited":
+        raise RuntimeError(f"system run did not end: {r}")
+    pb("kill-session", "--session", "sys", check=False)
+    t = time.perf_counter()
+    tmux("new-session", "-d", "-x", "80", "-y", "24", f"cat {path}; tmux -S {TMUX_SOCK} wait-for -S done")
+    tmux("wait-for", "done")
+    theirs = time.perf_counter() - t
+    tmux("kill-server", check=False)
+    return native, ours, theirs, cpu
+
+
+def bench_system():
+    drain = build_drain()
+    if drain is None:
+        section("Whole system against the kernel", [("native reader", "skipped", "no `cc` on this machine", "")], "")
+        return
+    mib = 4 if QUICK else 32
+    rounds = 3 if QUICK else 5
+    files = gen_inputs(mib)
+    pb("start", "--session", "keep", "--", "cat")  # keeps the daemon up between runs
+    t = {name: ([], [], [], []) for name in files}
+    for _ in range(rounds):
+        for name, path in files.items():
+            for acc, secs in zip(t[name], system_runs(path, drain)):
+                acc.append(secs)
+    rows = []
+    for name, path in files.items():
+        size = os.path.getsize(path) / 1e6
+        native, ours, theirs = (size / med(xs) for xs in t[name][:3])
+        busy = med(t[name][3]) / med(t[name][1])
+        rows.append((
+            f"whole system, {name}",
+            f"{ours:.0f} MB/s: {ours / native:.2f}x native, {ours / theirs:.2f}x tmux",
+            f"native reader {native:.0f} MB/s; tmux {theirs:.0f} MB/s; daemon busy {busy:.0%} of its run",
+            "≥ 0.85x native, ≥ 2x tmux",
+        ))
+    pb("kill-session", "--session", "keep", check=False)
+    section(
+        "Whole system against the kernel",
+        rows,
+        f"{mib} MiB generated inputs (as in Throughput), median of {rounds} rounds, the three readers "
+        "interleaved in each round. ptybroker: `pty/start` of `cat FILE` (80x24) and `pty/wait` for its exit, "
+        "i.e. until the child exited and all its output is parsed, on a running daemon. Native reader: a C "
+        "program (bench/bench.py's DRAIN_C, built here with `cc -O2`) that starts the same `cat` on an 80x24 "
+        "PTY, drains the master with 64 KiB reads and parses nothing: the kernel's speed for any terminal. "
+        "tmux: `tmux new-session -d -x 80 -y 24 'cat F; tmux wait-for -S done'` and `tmux wait-for done`. "
+        "Daemon busy: its CPU time (user + system, /proc) over the run's wall time; near 100% the reader "
+        "thread, which parses what it reads, is the limit (the engine's speed, see Throughput), well below "
+        "it the PTY is.",
     )
 
 
@@ -1056,7 +1188,8 @@ def main():
         sys.exit("bench needs tmux")
     benches = {"binary": bench_binary, "calls": bench_calls, "step": bench_step, "premature": bench_premature,
                "families": bench_families, "remote": bench_remote, "probe": bench_probe, "memory": bench_memory,
-               "throughput": bench_throughput, "engine": bench_engine, "static": bench_static, "tasks": bench_tasks, "attach": bench_attach}
+               "throughput": bench_throughput, "engine": bench_engine, "system": bench_system, "static": bench_static,
+               "tasks": bench_tasks, "attach": bench_attach}
     unknown = [n for n in ONLY or [] if n not in benches]
     if unknown:
         sys.exit(f"unknown section(s) {', '.join(unknown)}; known: {', '.join(benches)}")

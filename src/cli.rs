@@ -490,8 +490,11 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
     if let Some(n) = note {
         err_line(&status::error_line(&n));
     }
-    client.call_on(stream, "pty/start", Value::Object(params))?;
-    let r = client.call("pty/step", step_params(&c, None, &cap, false))?;
+    let r = client.call_then(
+        stream,
+        ("pty/start", Value::Object(params)),
+        ("pty/step", step_params(&c, None, &cap, false)),
+    )?;
     print_step(&r, &c)?;
     exit_as_program(&c, &r["status"])
 }

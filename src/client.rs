@@ -415,6 +415,25 @@ impl Client {
         Ok(v.get("result").cloned().unwrap_or(Value::Null))
     }
 
+    /// Two calls in turn, the second's answer returned. On the local
+    /// daemon both go over `stream`: one connection, so one connection
+    /// thread there, and no second thread (with its stack and malloc arena
+    /// left behind) when the second call comes before the first thread
+    /// has ended. Elsewhere the second connects anew, as [`Client::call`].
+    pub fn call_then(
+        &self,
+        stream: UnixStream,
+        first: (&str, Value),
+        then: (&str, Value),
+    ) -> Result<Value, CallError> {
+        if self.target == Target::Local {
+            Client::exchange(&stream, first.0, first.1, &self.target)?;
+            return Client::exchange(&stream, then.0, then.1, &self.target);
+        }
+        self.call_on(stream, first.0, first.1)?;
+        self.call(then.0, then.1)
+    }
+
     /// Call a method on a running daemon.
     pub fn call(&self, method: &str, params: Value) -> Result<Value, CallError> {
         self.call_on(self.connect()?, method, params)

@@ -161,6 +161,19 @@ pub struct Until {
     pub settle: Option<SettleSpec>,
 }
 
+impl Until {
+    /// Does a condition look at the output as it arrives? The exit and a
+    /// quiet window do not: each is decided by state read when the wait
+    /// wakes on its own timer (or on an exit).
+    fn watches_output(&self) -> bool {
+        self.text.is_some()
+            || self.regex.is_some()
+            || self.output.is_some()
+            || self.output_text.is_some()
+            || self.settle.is_some()
+    }
+}
+
 /// How a wait decides that the program has answered.
 ///
 /// With `kernel`, settled means: the kernel says every process of the
@@ -176,6 +189,11 @@ pub struct SettleSpec {
     pub fallback: Duration,
     pub kernel: bool,
 }
+
+/// At most this many bytes are taken off the master between two
+/// publications of output (see `Inner::drain`): a flood is absorbed in
+/// batches of this size, a trickle read by read.
+const DRAIN_BATCH: usize = 64 * 1024;
 
 /// How often a wait looks at [`Until::cancel`].
 pub const CANCEL_POLL: Duration = Duration::from_millis(100);
@@ -321,8 +339,13 @@ impl Reason {
 struct State {
     screen: Screen,
     transcript: Transcript,
-    /// Bumped on every chunk of output absorbed.
+    /// Bumped on every batch of output absorbed (see `Inner::drain`).
     generation: u64,
+    /// Waits blocked now that want waking for each new output (a match, a
+    /// settle, a viewer). Others (the exit, a quiet window: timed by the
+    /// state they read when they wake) are woken by exit, resize and
+    /// [`Session::poke`] only, so a flood does not wake them per batch.
+    watchers: u32,
     last_output: Instant,
     /// When input was last written: a quiet window counts from the later of
     /// this and `last_output`, so a wait right after input never mistakes the
@@ -517,6 +540,7 @@ impl Session {
                 screen: Screen::new(spawn_opts.cols, spawn_opts.rows, opts.scrollback_lines),
                 transcript: Transcript::new(opts.transcript_bytes),
                 generation: 0,
+                watchers: 0,
                 last_output: now,
                 last_input: now,
                 exit: None,
@@ -654,14 +678,16 @@ impl Session {
     /// `timeout` passes; the generation now. A viewer's clock: it draws
     /// what changed, no more often than it wants.
     pub fn wait_change(&self, generation: u64, timeout: Duration) -> u64 {
-        let st = lock(&self.inner.state);
-        let (st, _) = self
+        let mut st = lock(&self.inner.state);
+        st.watchers += 1;
+        let (mut st, _) = self
             .inner
             .changed
             .wait_timeout_while(st, timeout, |st| {
                 st.generation == generation && !st.reader_done && st.exit.is_none()
             })
             .unwrap_or_else(|e| e.into_inner());
+        st.watchers -= 1;
         st.generation
     }
 
@@ -1081,6 +1107,7 @@ impl Session {
         let deadline = start + timeout.min(limits::MAX_WAIT);
         let mut scan = Scan::default();
         let mut next_cancel_look = start;
+        let watches = u32::from(until.watches_output());
         let mut st = lock(&self.inner.state);
         let mut settler = rule::Settler::after(&snapshot(&st), st.idle)
             .with_relay_quiet(until.settle.map_or(Duration::ZERO, |s| s.fallback));
@@ -1130,12 +1157,14 @@ impl Session {
             let dur = wake
                 .saturating_duration_since(now)
                 .max(Duration::from_micros(200));
+            st.watchers += watches;
             st = self
                 .inner
                 .changed
                 .wait_timeout(st, dur)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+            st.watchers -= watches;
         }
     }
 
@@ -1310,6 +1339,8 @@ impl Inner {
         let master = self.pty.master();
         // The master hands out at most a few KiB per read (the line
         // discipline's buffer); a larger buffer would only cost memory.
+        // Throughput comes from draining it several reads at a time instead
+        // (see `drain`).
         let mut buf = vec![0u8; 4 * 1024];
         loop {
             let want_out = !lock(&self.state).answers.is_empty();
@@ -1347,21 +1378,10 @@ impl Inner {
             if rev.contains(PollFlags::OUT) {
                 self.flush_answers();
             }
-            if rev.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR) {
-                // Raised before the bytes leave the master, lowered once they
-                // are absorbed (see `Session::look`).
-                self.reading.store(true, Ordering::SeqCst);
-                let got = rustix::io::read(master, &mut buf);
-                if let Ok(n @ 1..) = got {
-                    self.absorb(&buf[..n]);
-                }
-                self.reading.store(false, Ordering::SeqCst);
-                match got {
-                    Ok(0) => break,
-                    Ok(_) | Err(Errno::AGAIN) | Err(Errno::INTR) => {}
-                    // EIO: every holder of the slave side is gone.
-                    Err(_) => break,
-                }
+            if rev.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR)
+                && self.drain(master, &mut buf)
+            {
+                break;
             }
         }
         drop(buf);
@@ -1377,27 +1397,72 @@ impl Inner {
         }
     }
 
-    fn absorb(&self, bytes: &[u8]) {
-        let mut st = lock(&self.state);
-        st.screen.feed(bytes);
-        st.transcript.push(bytes);
+    /// Take what the master holds now into the screen and transcript, one
+    /// read buffer at a time, until it is empty or [`DRAIN_BATCH`] bytes
+    /// were taken: under one hold of the state, counted as one output
+    /// generation, waking the waits once. A flood thus costs a lock, a
+    /// wake-up and a poll per batch rather than per read. True when no more
+    /// output can come (every holder of the slave side is gone).
+    ///
+    /// While a recording runs, each read is its own generation: its bytes
+    /// go to the file with the state let go (see [`Inner::recorder`]).
+    fn drain(&self, master: std::os::fd::BorrowedFd<'_>, buf: &mut [u8]) -> bool {
+        // Raised before the bytes leave the master, lowered once they are
+        // absorbed (see `Session::look`).
+        self.reading.store(true, Ordering::SeqCst);
+        let mut held: Option<std::sync::MutexGuard<'_, State>> = None;
+        let mut taken = 0;
+        let closed = loop {
+            let n = match rustix::io::read(master, &mut *buf) {
+                Ok(0) => break true,
+                Ok(n) => n,
+                Err(Errno::AGAIN) => break false,
+                Err(Errno::INTR) => continue,
+                // EIO: every holder of the slave side is gone.
+                Err(_) => break true,
+            };
+            let bytes = &buf[..n];
+            let mut st = held.take().unwrap_or_else(|| lock(&self.state));
+            st.screen.feed(bytes);
+            st.transcript.push(bytes);
+            taken += n;
+            // The recording is taken before the state is let go (the one
+            // place both are held, always in this order), so whoever sees
+            // this output in the state and then stops the recording finds
+            // it in the file.
+            let mut rec = lock(&self.recorder);
+            if let Some(r) = rec.as_mut() {
+                self.publish(st);
+                let _ = r.output(bytes);
+                drop(rec);
+            } else {
+                drop(rec);
+                held = Some(st);
+            }
+            if taken >= DRAIN_BATCH {
+                break false;
+            }
+        };
+        if let Some(st) = held {
+            self.publish(st);
+        }
+        self.reading.store(false, Ordering::SeqCst);
+        self.flush_answers();
+        closed
+    }
+
+    /// Make output just absorbed into `st` known: a new generation, the
+    /// time, the emulator's replies queued; waits that look at output woken.
+    fn publish(&self, mut st: std::sync::MutexGuard<'_, State>) {
         st.generation += 1;
         st.last_output = Instant::now();
         let answers = st.screen.take_answers();
         if !answers.is_empty() {
             st.answers.extend_from_slice(&answers);
         }
-        self.changed.notify_all();
-        // The recording is taken before the state is let go (the one place
-        // both are held, always in this order), so whoever sees this output
-        // in the state and then stops the recording finds it in the file.
-        let mut rec = lock(&self.recorder);
-        drop(st);
-        if let Some(r) = rec.as_mut() {
-            let _ = r.output(bytes);
+        if st.watchers > 0 {
+            self.changed.notify_all();
         }
-        drop(rec);
-        self.flush_answers();
     }
 
     /// Add an event to the recording, if one is running. A failed write

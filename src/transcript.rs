@@ -32,9 +32,27 @@ fn begins_char(b: u8) -> bool {
     (b as i8) >= -0x40
 }
 
-/// Characters begun in `bytes` (see the module header).
+/// Characters begun in `bytes` (see the module header). Every byte of
+/// output is counted once on its way in and once when the ring drops it, so
+/// this goes eight bytes at a time: a continuation byte is one whose top two
+/// bits are 10.
 pub fn chars_in(bytes: &[u8]) -> u64 {
-    bytes.iter().filter(|&&b| begins_char(b)).count() as u64
+    const TOP: u64 = 0x8080_8080_8080_8080;
+    let mut words = bytes.chunks_exact(8);
+    let mut continuations = 0u64;
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        let x = u64::from_ne_bytes(b);
+        // Bit 7 of each byte set, and bit 6 (shifted up into bit 7) clear.
+        continuations += u64::from((x & !(x << 1) & TOP).count_ones());
+    }
+    let tail = words
+        .remainder()
+        .iter()
+        .filter(|&&b| begins_char(b))
+        .count() as u64;
+    (bytes.len() - words.remainder().len()) as u64 - continuations + tail
 }
 
 /// A slice of the transcript.
@@ -207,6 +225,24 @@ impl Transcript {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chars_in_counts_every_byte_that_is_not_a_continuation() {
+        // Every byte value, at every alignment and length around the
+        // eight-byte words, against the byte-at-a-time definition.
+        let all: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
+        for start in 0..16 {
+            for len in 0..40 {
+                let end = (start + len * 7).min(all.len());
+                let bytes = &all[start..end];
+                let want = bytes.iter().filter(|&&b| begins_char(b)).count() as u64;
+                assert_eq!(chars_in(bytes), want, "{bytes:02x?}");
+            }
+        }
+        assert_eq!(chars_in("日本語 é a\u{308} 😀".as_bytes()), 10);
+        assert_eq!(chars_in(&[0x80; 17]), 0);
+        assert_eq!(chars_in(&[0xff; 17]), 17);
+    }
 
     #[test]
     fn reads_are_incremental_and_report_drops() {

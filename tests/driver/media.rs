@@ -37,6 +37,35 @@ fn cast_output(cast: &str) -> String {
     out
 }
 
+/// A flood is absorbed many reads at a time; a recording still gets every
+/// byte of it, in order (each read its own event).
+#[test]
+fn a_recorded_flood_is_recorded_whole() {
+    let mut c = Client::start("drv-rec-flood");
+    let cast = c.sb.root.join("flood.cast");
+    c.launch(
+        "f",
+        &[
+            "/bin/sh",
+            "-c",
+            "seq 1 40000; printf 'caf\\303\\251 done\\n'",
+        ],
+        json!({"cols": 80, "rows": 24, "record": cast}),
+    );
+    c.ok("waitForExit", "f", json!({"timeoutMs": WAIT_MS}));
+    let cap = c.capture("f", json!({"includeAnsi": true}));
+    let transcript = cap["ansi"].as_str().expect("the transcript").to_string();
+    assert!(
+        transcript.ends_with("40000\r\ncafé done\r\n"),
+        "{:?}",
+        &transcript[transcript.len().saturating_sub(60)..]
+    );
+    c.ok("recording", "f", json!({"action": "stop"}));
+    let text = std::fs::read_to_string(&cast).expect("recording written");
+    assert_eq!(cast_output(&text), transcript);
+    assert!(c.finish().success());
+}
+
 #[test]
 fn recordings_are_asciicast_v2_that_asciinema_replays() {
     let mut c = Client::start("drv-rec");
