@@ -233,13 +233,20 @@ impl Term {
     fn put_chars(&mut self, chars: &[char]) -> usize {
         let (pen, cols, start) = (self.pen, self.cols, self.col);
         let r = &mut self.grid[self.row];
+        // Cells from the extent on are blank: only those before it can be
+        // half of a wide character (a flag test per row, not per cell, when
+        // text is added at the end of a row).
+        let clean = r.extent;
         let cells = r.cells_mut(cols);
         let mut col = start;
         let mut ascii = true;
         let mut n = 0;
         for &c in chars {
             let w = char_width(c);
-            if w == 0 || col + w > cols || cells[col].flags | cells[col + w - 1].flags != 0 {
+            if w == 0
+                || col + w > cols
+                || (col < clean && cells[col].flags | cells[col + w - 1].flags != 0)
+            {
                 break;
             }
             put_cell(cells, col, c, w, pen);
