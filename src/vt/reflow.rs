@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use super::cell::Cell;
+use super::cell::{Cell, Pen};
 use super::grid::{Row, Scrollback};
 use super::term::Term;
 
@@ -219,7 +219,8 @@ fn reflow(
                 if cells[0].is_spacer() {
                     cells[0] = Cell::erased(cells[0].pen());
                 }
-                r.touch(len, false);
+                let styled = cells[..len].iter().any(|c| c.pen() != Pen::default());
+                r.touch(len, false, styled);
             }
             r.marks = line
                 .marks

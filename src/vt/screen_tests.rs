@@ -500,6 +500,24 @@ fn overwriting_half_a_wide_character_blanks_the_other() {
     assert_eq!(rows(&s), [""]);
 }
 
+/// The same through the batch path for non-ASCII text, which tests the
+/// old cells only before the row's extent: a wide character's halves there
+/// are still found, whichever half the new text starts on.
+#[test]
+fn non_ascii_text_over_half_a_wide_character_blanks_the_other() {
+    for (bytes, want) in [
+        ("中文\x1b[1;2Hé", " é文"),
+        ("中文\x1b[1;3Hé", "中é"),
+        ("中文\x1b[1;2H日", " 日"),
+        ("中文\x1b[1;3Hé日", "中é日"),
+        ("中文ab\x1b[1;4Hé", "中 éab"),
+    ] {
+        let s = screen(8, 1, bytes.as_bytes());
+        assert_eq!(rows(&s), [want], "{bytes:?}");
+        s.check_invariants().expect(bytes);
+    }
+}
+
 #[test]
 fn combining_marks_join_the_previous_cell() {
     let s = screen(6, 1, "e\u{301}x".as_bytes());

@@ -195,7 +195,7 @@ impl Term {
         let cells = r.cells_mut(cols);
         put_cell(cells, col, c, w, pen);
         r.clear_marks(col, col + w);
-        r.touch(col + w, w == 1 && c.is_ascii() && pen == Pen::default());
+        r.touch(col + w, w == 1 && c.is_ascii(), pen != Pen::default());
         self.advance(w);
     }
 
@@ -233,13 +233,20 @@ impl Term {
     fn put_chars(&mut self, chars: &[char]) -> usize {
         let (pen, cols, start) = (self.pen, self.cols, self.col);
         let r = &mut self.grid[self.row];
+        // Cells from the extent on are blank: only those before it can be
+        // half of a wide character (a flag test per row, not per cell, when
+        // text is added at the end of a row).
+        let clean = r.extent;
         let cells = r.cells_mut(cols);
         let mut col = start;
         let mut ascii = true;
         let mut n = 0;
         for &c in chars {
             let w = char_width(c);
-            if w == 0 || col + w > cols || cells[col].flags | cells[col + w - 1].flags != 0 {
+            if w == 0
+                || col + w > cols
+                || (col < clean && cells[col].flags | cells[col + w - 1].flags != 0)
+            {
                 break;
             }
             put_cell(cells, col, c, w, pen);
@@ -250,7 +257,7 @@ impl Term {
         }
         if n > 0 {
             r.clear_marks(start, col);
-            r.touch(col, ascii && pen == Pen::default());
+            r.touch(col, ascii, pen != Pen::default());
             self.last_char = Some(chars[n - 1]);
             self.advance(col - start);
         }
@@ -295,7 +302,7 @@ impl Term {
         let r = &mut self.grid[row];
         r.cells_mut(self.cols);
         r.clear_marks(col, col + bytes.len());
-        r.touch(col + bytes.len(), pen == Pen::default());
+        r.touch(col + bytes.len(), true, pen != Pen::default());
         let base = Cell::new(' ', pen);
         let cell = |b: u8| Cell {
             ch: char::from(b),
@@ -531,7 +538,7 @@ impl Term {
         }
         r.cells_mut(cols)[start..end].fill(fill);
         if fill != Cell::BLANK {
-            r.touch(end, false);
+            r.touch(end, false, true);
         }
         r.clear_marks(start, end);
     }
@@ -604,9 +611,9 @@ impl Term {
         }
         r.cells_mut(cols);
         let extent = (r.extent + n).min(cols);
-        r.touch(extent, true);
+        r.touch(extent, true, false);
         if fill != Cell::BLANK {
-            r.touch(col + n, false);
+            r.touch(col + n, false, true);
         }
         r.cells[col..].rotate_right(n);
         r.cells[col..col + n].fill(fill);
@@ -637,7 +644,7 @@ impl Term {
         r.cells_mut(cols);
         r.clear_marks(col, col + n);
         if fill != Cell::BLANK {
-            r.touch(cols, false);
+            r.touch(cols, false, true);
         }
         r.cells[col..].rotate_left(n);
         r.cells[cols - n..].fill(fill);
