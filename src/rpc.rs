@@ -1,4 +1,5 @@
-//! JSON-RPC 2.0 (seed 000): framing, error codes, and the method table. Each
+//! JSON-RPC 2.0 (seed 000): the method table over [`crate::jsonrpc`]'s
+//! framing and error codes (re-exported here). Each
 //! method is one function below, found by name in [`METHODS`]; each is a thin
 //! translation onto [`crate::ops`] and [`crate::session`].
 

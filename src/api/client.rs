@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
+use crate::json::json;
+use serde_json::{Map, Value};
 
 use super::error::{Error, ErrorKind, Result};
 use super::screen::{Cursor, Size};

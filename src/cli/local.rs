@@ -1,5 +1,5 @@
 //! The verbs that run here rather than asking the daemon: the servers
-//! (`daemon`, `serve`, `mcp`, `driver`) and `render`. Found by name in
+//! (`daemon`, `serve`, `mcp`, `driver`, `proxy`), `render` and `install`. Found by name in
 //! [`super::spec::VERBS`] like the client verbs.
 
 use std::sync::Arc;
