@@ -301,10 +301,12 @@ class Sshd:
             return
         if os.geteuid() == 0 and not os.path.exists("/run/sshd"):
             os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-        d = os.path.join(RUNTIME, "sshd")
-        os.makedirs(d, exist_ok=True)
+        # A directory of its own: sections that each start an sshd must not
+        # meet the keys of an earlier one (ssh-keygen would ask to overwrite).
+        d = tempfile.mkdtemp(prefix="sshd-", dir=RUNTIME)
         for key in ("host_key", "client_key"):
-            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", os.path.join(d, key)], check=True)
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", os.path.join(d, key)],
+                           check=True, stdin=subprocess.DEVNULL)
         s = socket.socket()
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
