@@ -1198,7 +1198,15 @@ def main():
     try:
         for name, b in benches.items():
             if ONLY is None or name in ONLY:
-                b()
+                # Each section starts with no sessions and no tmux server, and
+                # one that fails is reported as such; the others still run.
+                try:
+                    b()
+                except Exception as e:  # noqa: BLE001 (a bench reports, it does not stop)
+                    why = f"{type(e).__name__}: {e}"[:300]
+                    print(f"section {name} failed: {why}", file=sys.stderr)
+                    section(f"Section `{name}` failed", [(name, "failed", why, "")], "This run did not measure it.")
+                stop_all()
     finally:
         stop_all()
         shutil.rmtree(RUNTIME, ignore_errors=True)
