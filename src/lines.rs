@@ -2,7 +2,7 @@
 //! the driver, the MCP server): one line at a time, never holding more than
 //! the limit of it, so a client cannot make us buffer without bound.
 
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, BufReader, Read, Write};
 
 /// Read one `\n`-terminated line of at most `max` bytes into `buf`:
 /// `Some(Ok(()))` with the line (without its `\n`) in `buf`, `Some(Err(len))`
@@ -48,6 +48,54 @@ pub fn read_bounded_line(
         if done.is_some() {
             return Ok(Some(if too_long { Err(seen) } else { Ok(()) }));
         }
+    }
+}
+
+/// Copy `from` to `to` a line at a time, flushing each, until `from` ends
+/// or `to` fails: the relays of `proxy` and `mcp --host`. Each whole line
+/// of at most `max` bytes is shown to `keep` first, and is copied only if
+/// it returns true (false: its owner has answered it itself). A longer line
+/// passes through in pieces, unseen, rather than being held whole.
+pub fn pump(from: impl Read, to: &mut impl Write, max: usize, mut keep: impl FnMut(&[u8]) -> bool) {
+    let mut r = BufReader::with_capacity(64 * 1024, from);
+    let mut line: Vec<u8> = Vec::new();
+    let mut passing = false;
+    loop {
+        let (used, ended) = match r.fill_buf() {
+            Ok([]) => {
+                let _ = to.write_all(&line).and_then(|()| to.flush());
+                return;
+            }
+            Ok(buf) => match buf.iter().position(|b| *b == b'\n') {
+                Some(i) => {
+                    line.extend_from_slice(&buf[..=i]);
+                    (i + 1, true)
+                }
+                None => {
+                    line.extend_from_slice(buf);
+                    (buf.len(), false)
+                }
+            },
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        };
+        r.consume(used);
+        if ended {
+            let seen = passing;
+            passing = false;
+            if !seen && !keep(&line) {
+                line.clear();
+                continue;
+            }
+        } else if line.len() > max {
+            passing = true;
+        } else {
+            continue;
+        }
+        if to.write_all(&line).and_then(|()| to.flush()).is_err() {
+            return;
+        }
+        line.clear();
     }
 }
 

@@ -18,6 +18,7 @@ use crate::json::json;
 use serde_json::Value;
 
 use crate::client::Client;
+use crate::lines::pump;
 use crate::sync::lock;
 use crate::{limits, remote, server};
 
@@ -74,50 +75,20 @@ fn relay_requests(
     out: &Mutex<io::Stdout>,
     described: &Value,
 ) {
-    let mut r = BufReader::with_capacity(64 * 1024, input);
-    let mut line: Vec<u8> = Vec::new();
-    let mut passing = false;
     let mut to = daemon;
-    loop {
-        let (used, ended) = match r.fill_buf() {
-            Ok([]) => {
-                let _ = to.write_all(&line);
-                return;
+    pump(
+        input,
+        &mut to,
+        limits::MAX_LINE_BYTES,
+        |line| match describe_answer(line, described) {
+            Some(answer) => {
+                let mut o = lock(out);
+                let _ = o.write_all(answer.as_bytes()).and_then(|()| o.flush());
+                false
             }
-            Ok(buf) => match buf.iter().position(|b| *b == b'\n') {
-                Some(i) => {
-                    line.extend_from_slice(&buf[..=i]);
-                    (i + 1, true)
-                }
-                None => {
-                    line.extend_from_slice(buf);
-                    (buf.len(), false)
-                }
-            },
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => return,
-        };
-        r.consume(used);
-        if ended {
-            if !passing {
-                if let Some(answer) = describe_answer(&line, described) {
-                    let mut o = lock(out);
-                    let _ = o.write_all(answer.as_bytes()).and_then(|()| o.flush());
-                    line.clear();
-                    continue;
-                }
-            }
-            passing = false;
-        } else if line.len() > limits::MAX_LINE_BYTES {
-            passing = true;
-        } else {
-            continue;
-        }
-        if to.write_all(&line).is_err() {
-            return;
-        }
-        line.clear();
-    }
+            None => true,
+        },
+    );
 }
 
 /// The answer to a `proxy/describe` request, or `None` for anything else.

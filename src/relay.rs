@@ -10,7 +10,7 @@
 //! passes in pieces, unnoted (the server refuses it anyway). Standard error
 //! passes through too, its last line kept for the message.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
@@ -122,44 +122,10 @@ pub fn run(mut cmd: Command, shape: Shape, what: &str) -> Result<(), (String, u8
 /// Copy `from` to `to` a line at a time, flushing each, and show `note`
 /// each whole line of at most [`limits::MAX_LINE_BYTES`].
 fn pump(from: impl Read, to: &mut impl Write, mut note: impl FnMut(&[u8])) {
-    let mut r = BufReader::with_capacity(64 * 1024, from);
-    let mut line: Vec<u8> = Vec::new();
-    let mut passing = false;
-    loop {
-        let (used, ended) = match r.fill_buf() {
-            Ok([]) => {
-                let _ = to.write_all(&line).and_then(|()| to.flush());
-                return;
-            }
-            Ok(buf) => match buf.iter().position(|b| *b == b'\n') {
-                Some(i) => {
-                    line.extend_from_slice(&buf[..=i]);
-                    (i + 1, true)
-                }
-                None => {
-                    line.extend_from_slice(buf);
-                    (buf.len(), false)
-                }
-            },
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => return,
-        };
-        r.consume(used);
-        if ended {
-            if !passing {
-                note(&line);
-            }
-            passing = false;
-        } else if line.len() > limits::MAX_LINE_BYTES {
-            passing = true;
-        } else {
-            continue;
-        }
-        if to.write_all(&line).and_then(|()| to.flush()).is_err() {
-            return;
-        }
-        line.clear();
-    }
+    crate::lines::pump(from, to, limits::MAX_LINE_BYTES, |line| {
+        note(line);
+        true
+    });
 }
 
 /// The id of a request that expects an answer (a notification has none).
