@@ -1,4 +1,19 @@
-//! Link the unwinder statically on glibc targets.
+//! Link settings for glibc targets: the unwinder statically, and the
+//! relocations packed.
+//!
+//! ## Relocations
+//!
+//! A position-independent executable carries one 24-byte `R_*_RELATIVE`
+//! entry per pointer in its data (vtables, string tables): about 47 KB in
+//! ptybroker, which the dynamic loader also reads at every start. With
+//! `-z pack-relative-relocs` the linker writes them as a DT_RELR bitmap of a
+//! few hundred bytes instead. glibc reads DT_RELR from 2.36 on, and such a
+//! binary names the version `GLIBC_ABI_DT_RELR`, so an older glibc refuses
+//! it with a clear message rather than misloading it. We ask for it only
+//! when building on the machine the binary is for (not cross-compiling) and
+//! its glibc is 2.36 or later; both lld and GNU ld (2.38 on) understand it.
+//!
+//! ## Unwinder
 //!
 //! Panics unwind (see the release profile in Cargo.toml), so std needs an
 //! unwinder; on `*-linux-gnu` it asks for `-lgcc_s`, the shared libgcc, which
@@ -33,11 +48,14 @@ fn main() {
     if var("CARGO_CFG_TARGET_OS") != "linux" || var("CARGO_CFG_TARGET_ENV") != "gnu" || static_crt {
         return;
     }
+    let target = var("TARGET");
+    let cross = var("HOST") != target;
+    if !cross && glibc_reads_relr() {
+        println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    }
     // The C compiler for the target, as the `cc` crate would pick it. When
     // cross-compiling, the host's `cc` would name the host's archive: without
     // a compiler for the target, leave the unwinder shared.
-    let target = var("TARGET");
-    let cross = var("HOST") != target;
     let mut names = vec![
         format!("CC_{target}"),
         format!("CC_{}", target.replace('-', "_")),
@@ -74,6 +92,23 @@ fn main() {
     {
         println!("cargo:rustc-link-search=native={}", dir.display());
     }
+}
+
+/// Whether this machine's glibc is 2.36 or later (`getconf` prints
+/// `glibc 2.36`), the first to read DT_RELR.
+fn glibc_reads_relr() -> bool {
+    let Ok(out) = Command::new("getconf").arg("GNU_LIBC_VERSION").output() else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut nums = text
+        .trim()
+        .strip_prefix("glibc ")
+        .unwrap_or("")
+        .split('.')
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (nums.next().unwrap_or(0), nums.next().unwrap_or(0));
+    out.status.success() && (major, minor) >= (2, 36)
 }
 
 /// A path as a linker-script file name (quoted: paths may hold spaces).

@@ -73,6 +73,8 @@ def source_modules():
             if f.endswith(".rs"):
                 rel = os.path.relpath(os.path.join(dirpath, f), src)[:-3].replace(os.sep, "::")
                 rel = re.sub(r"(^|::)mod$", "", rel)
+                if rel == "vt::lib":
+                    rel = "vt"
                 mods["main" if rel in ("lib", "main") else rel] = os.path.join(dirpath, f)
     return mods
 
@@ -90,6 +92,8 @@ def area_of_module(mod):
 
 def charge(name):
     """(area, detail) for one demangled symbol name."""
+    # The emulator's crate (src/vt) is charged as the module `vt` was.
+    name = re.sub(r"\bptybroker_vt::", "ptybroker::vt::", name)
     m = re.search(r"\bptybroker::((?:[a-z_][a-z0-9_]*::)*)", name)
     if m:
         parts = [p for p in m.group(1).split("::") if p]

@@ -135,13 +135,25 @@ fn escape_xml(s: &str, out: &mut String) {
     }
 }
 
+/// A length in tenths of a pixel, written as `12.3`: the SVG's coordinates
+/// are whole tenths, so no float formatting is linked for them.
+struct Tenths(usize);
+
+impl std::fmt::Display for Tenths {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.0 / 10, self.0 % 10)
+    }
+}
+
 /// The screen drawn as SVG: a monospace grid with colours, attributes and the
-/// cursor, one `<text>` per style run.
+/// cursor, one `<text>` per style run. Lengths are in tenths of a pixel: a
+/// cell is 8.4 by 17, text sits on a baseline 13.3 below the row's top.
 pub fn svg(scr: &Screen) -> String {
-    const CW: f32 = 8.4;
-    const CH: f32 = 17.0;
-    let (cols, rows) = (scr.cols(), scr.rows());
-    let (w, h) = (f32::from(cols) * CW, f32::from(rows) * CH);
+    const CW: usize = 84;
+    const CH: usize = 170;
+    const BASELINE: usize = 133;
+    let (cols, rows) = (usize::from(scr.cols()), usize::from(scr.rows()));
+    let (w, h) = (Tenths(cols * CW), Tenths(rows * CH));
     let mut out = String::with_capacity(64 * 1024);
     let _ = write!(
         out,
@@ -151,8 +163,8 @@ pub fn svg(scr: &Screen) -> String {
         hex(BG)
     );
     let c = scr.cursor();
-    for row in 0..rows as usize {
-        let y = row as f32 * CH;
+    for row in 0..rows {
+        let y = row * CH;
         let mut col = 0usize;
         for run in scr.row_runs(row) {
             let width = UnicodeWidthStr::width(run.text.as_str());
@@ -161,22 +173,24 @@ pub fn svg(scr: &Screen) -> String {
             if s.inverse {
                 std::mem::swap(&mut fg, &mut bg);
             }
-            let x = col as f32 * CW;
+            let x = Tenths(col * CW);
             if bg != BG {
                 let _ = write!(
                     out,
-                    "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{CH}\" fill=\"{}\"/>",
-                    width as f32 * CW,
+                    "<rect x=\"{x}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>",
+                    Tenths(y),
+                    Tenths(width * CW),
+                    Tenths(CH),
                     hex(bg)
                 );
             }
             if !run.text.trim().is_empty() && !s.hidden {
                 let _ = write!(
                     out,
-                    "<text x=\"{x:.1}\" y=\"{:.1}\" fill=\"{}\" xml:space=\"preserve\" textLength=\"{:.1}\" lengthAdjust=\"spacingAndGlyphs\"",
-                    y + CH * 0.78,
+                    "<text x=\"{x}\" y=\"{}\" fill=\"{}\" xml:space=\"preserve\" textLength=\"{}\" lengthAdjust=\"spacingAndGlyphs\"",
+                    Tenths(y + BASELINE),
                     hex(fg),
-                    width as f32 * CW
+                    Tenths(width * CW)
                 );
                 if s.bold {
                     out.push_str(" font-weight=\"bold\"");
@@ -203,15 +217,19 @@ pub fn svg(scr: &Screen) -> String {
     if c.visible {
         // The shape the program chose: a block, a bar at the left or an
         // underline at the bottom of the cell.
-        let (x, y) = (f32::from(c.col) * CW, f32::from(c.row) * CH);
+        let (x, y) = (usize::from(c.col) * CW, usize::from(c.row) * CH);
         let (y, w, h) = match scr.cursor_shape().0 {
             CursorShape::Block => (y, CW, CH),
-            CursorShape::Bar => (y, 2.0, CH),
-            CursorShape::Underline => (y + CH - 2.0, CW, 2.0),
+            CursorShape::Bar => (y, 20, CH),
+            CursorShape::Underline => (y + CH - 20, CW, 20),
         };
         let _ = write!(
             out,
-            "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" fill=\"{}\" opacity=\"0.5\"/>",
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" opacity=\"0.5\"/>",
+            Tenths(x),
+            Tenths(y),
+            Tenths(w),
+            Tenths(h),
             hex(FG)
         );
     }
@@ -244,6 +262,62 @@ mod tests {
             (Some("bar"), Some(false))
         );
         assert!(svg(&s).contains("width=\"2.0\""));
+    }
+
+    /// A screen never written (its rows hold no cells) and one written then
+    /// erased draw the same frame and SVG, after the same bytes and after a
+    /// resize (the emulator's own tests compare its views the same way).
+    #[test]
+    fn rows_without_cells_draw_as_blank_rows_do() {
+        let materialised = |cols: u16, rows: u16| {
+            let mut s = Screen::new(cols, rows, 100);
+            for r in 1..=rows {
+                s.feed(format!("\x1b[{r};1H{}", "x".repeat(usize::from(cols))).as_bytes());
+            }
+            s.feed(b"\x1b[H\x1b[2J");
+            s
+        };
+        let cases: [&[u8]; 4] = [
+            b"",
+            b"\x1b[44m\x1b[2;3H\x1b[K\x1b[3;2H\x1b[2X\x1b[4;1H\x1b[1K\x1b[0m",
+            b"\x1b[3;7Hx\x1b[2;4H\xcc\x81\x1b[4;5H\xe4\xb8\xad\x1b[6 q",
+            b"0\r\n1\r\n$ abcdefghijklm\r\n\r\nnext\x1b[2;3H",
+        ];
+        for bytes in cases {
+            let (mut fresh, mut full) = (Screen::new(12, 6, 100), materialised(12, 6));
+            fresh.feed(bytes);
+            full.feed(bytes);
+            let what = String::from_utf8_lossy(bytes);
+            assert_eq!(frame_json(&fresh), frame_json(&full), "{what}: json");
+            assert_eq!(svg(&fresh), svg(&full), "{what}: svg");
+            fresh.resize(7, 3);
+            full.resize(7, 3);
+            assert_eq!(
+                frame_json(&fresh),
+                frame_json(&full),
+                "{what}: json, resized"
+            );
+            assert_eq!(svg(&fresh), svg(&full), "{what}: svg, resized");
+        }
+    }
+
+    #[test]
+    fn svg_lengths_are_whole_tenths() {
+        let mut s = Screen::new(81, 2, 0);
+        s.feed(b"\x1b[41mab\x1b[0m\r\n\x1b[4 q");
+        let out = svg(&s);
+        assert!(out.starts_with("<svg"), "{out}");
+        assert!(out.contains("width=\"680.4\" height=\"34.0\""), "{out}");
+        assert!(
+            out.contains("<rect x=\"0.0\" y=\"0.0\" width=\"16.8\" height=\"17.0\""),
+            "{out}"
+        );
+        assert!(out.contains("<text x=\"0.0\" y=\"13.3\""), "{out}");
+        // The underline cursor on row 2: 2 px high at the cell's bottom.
+        assert!(
+            out.contains("<rect x=\"0.0\" y=\"32.0\" width=\"8.4\" height=\"2.0\""),
+            "{out}"
+        );
     }
 
     /// Next to every cursor field, the man page and README say where it

@@ -69,7 +69,6 @@ pub use api::*;
 
 mod attach;
 mod auth;
-mod blocks;
 #[doc(hidden)]
 pub mod cli;
 mod client;
@@ -115,4 +114,4 @@ mod sync;
 pub mod text;
 #[doc(hidden)]
 pub mod transcript;
-pub mod vt;
+pub use ptybroker_vt as vt;

@@ -8,11 +8,11 @@
 //! somewhere definite. The count of the bytes the ring dropped is kept, so
 //! a character offset means the same before and after a drop.
 //!
-//! The bytes live in fixed-size blocks ([`crate::blocks`]): a session that
+//! The bytes live in fixed-size blocks ([`crate::vt::blocks`]): a session that
 //! wrote 80 KiB holds about 80 KiB, not a doubled buffer and the copies it
 //! was grown through.
 
-use crate::blocks::Blocks;
+use crate::vt::blocks::Blocks;
 
 pub struct Transcript {
     buf: Blocks<u8>,

@@ -50,3 +50,39 @@ fn a_panicking_thread_still_unwinds() {
     .join();
     assert!(caught.is_err());
 }
+
+#[test]
+fn relocations_are_packed_where_glibc_reads_them() {
+    // build.rs asks for DT_RELR when this machine's glibc (2.36 on) reads it:
+    // a few hundred bytes instead of 24 per pointer in the data.
+    let out = Command::new("getconf").arg("GNU_LIBC_VERSION").output();
+    let version = out
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let mut nums = version
+        .strip_prefix("glibc ")
+        .unwrap_or("")
+        .split('.')
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    if (nums.next().unwrap_or(0), nums.next().unwrap_or(0)) < (2, 36) {
+        eprintln!("glibc {version:?} does not read DT_RELR: nothing to check");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_ptybroker");
+    let dynamic = Command::new("readelf").args(["-d", bin]).output().unwrap();
+    let dynamic = String::from_utf8_lossy(&dynamic.stdout);
+    assert!(
+        dynamic.contains("(RELR)"),
+        "no DT_RELR in {bin}:\n{dynamic}"
+    );
+    // What is left as RELA entries is a handful (GOT slots), not thousands.
+    let relocs = Command::new("readelf").args(["-r", bin]).output().unwrap();
+    let relative = String::from_utf8_lossy(&relocs.stdout)
+        .lines()
+        .filter(|l| l.contains("R_X86_64_RELATIVE") || l.contains("R_AARCH64_RELATIV"))
+        .count();
+    assert!(
+        relative < 200,
+        "{relative} RELATIVE relocations left unpacked"
+    );
+}

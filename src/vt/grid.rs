@@ -755,7 +755,7 @@ impl Scrollback {
 #[cfg(test)]
 mod tests {
     use super::{put_utf8, Row, Scrollback, WRAPPED};
-    use crate::vt::cell::{Cell, Pen};
+    use crate::cell::{Cell, Pen};
 
     fn row(text: &str, styled: bool) -> Row {
         let mut r = Row::new(12);

@@ -1,8 +1,8 @@
 //! Byte-level tests of the screen, one group per sequence family.
 
 use super::*;
-use crate::vt::cell::Cell;
-use crate::vt::{Color, Style};
+use crate::cell::Cell;
+use crate::{Color, Style};
 
 fn screen(cols: u16, rows: u16, bytes: &[u8]) -> Screen {
     let mut s = Screen::new(cols, rows, 100);
@@ -682,12 +682,8 @@ fn same_everywhere(a: &Screen, b: &Screen, what: &str) {
         );
     }
     assert_eq!(a.cursor(), b.cursor(), "{what}: cursor");
-    assert_eq!(
-        crate::frame::frame_json(a),
-        crate::frame::frame_json(b),
-        "{what}: json"
-    );
-    assert_eq!(crate::frame::svg(a), crate::frame::svg(b), "{what}: svg");
+    // ptybroker's frame_json and svg read only the views above (its
+    // frame.rs tests compare them over the same kinds of screens).
     a.check_invariants()
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     b.check_invariants()

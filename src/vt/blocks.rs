@@ -17,7 +17,7 @@ use std::ops::Range;
 const BLOCK_BYTES: usize = 4096;
 
 #[derive(Clone, Debug)]
-pub(crate) struct Blocks<T> {
+pub struct Blocks<T> {
     /// Every block but the last is full.
     blocks: VecDeque<Vec<T>>,
     /// Index in `blocks[0]` of the first item.

@@ -1,6 +1,10 @@
 //! The terminal emulator: bytes in, screen out. No I/O, no threads, no
 //! knowledge of PTYs or protocols.
 //!
+//! ptybroker re-exports this crate as `ptybroker::vt`. It is a crate of its
+//! own so that the release profile can build it for speed while the rest of
+//! ptybroker builds for size (the profile in ptybroker's Cargo.toml).
+//!
 //! `parser` is a pure DEC/ANSI state machine (after Paul Williams' diagram)
 //! that calls a [`parser::Perform`] trait; `term` implements it over the grid
 //! (`grid`, `cell`), with C0/ESC/OSC in `perform`, CSI decoding in `csi`,
@@ -8,7 +12,7 @@
 //! front end needs is reachable from [`Screen`]:
 //!
 //! ```
-//! use ptybroker::vt::Screen;
+//! use ptybroker_vt::Screen;
 //! let mut s = Screen::new(80, 24, 1000);
 //! s.feed(b"\x1b[1;31mhello\x1b[0m\r\nworld\x1b[6n");
 //! assert_eq!(s.row_text(0), "hello");
@@ -16,6 +20,8 @@
 //! assert_eq!(s.take_answers(), b"\x1b[2;6R");
 //! ```
 
+#[doc(hidden)]
+pub mod blocks;
 mod cell;
 mod charset;
 mod csi;
