@@ -115,7 +115,7 @@ pub fn decode(line: Result<&[u8], usize>) -> Result<Option<Frame>, Error> {
     if text.trim().is_empty() {
         return Ok(None);
     }
-    match serde_json::from_str(text) {
+    match serde_json::from_slice(text.as_bytes()) {
         Ok(Value::Array(items)) if items.is_empty() => Err(Error::invalid_request("empty batch")),
         Ok(Value::Array(items)) => Ok(Some(Frame::Batch(items))),
         Ok(v) => Ok(Some(Frame::One(v))),

@@ -638,7 +638,7 @@ pub fn check_described(shown: &str, bin: &str, out: &Output) -> Result<Value, Fa
     let answer = out
         .stdout
         .lines()
-        .find_map(|l| serde_json::from_str::<Value>(l).ok());
+        .find_map(|l| serde_json::from_slice::<Value>(l.as_bytes()).ok());
     if let Some(r) = answer.as_ref().and_then(|v| v.get("result")) {
         let proto = r["protocol"].as_u64().unwrap_or(0);
         if proto < PROTOCOL {

@@ -921,9 +921,23 @@ pub fn serve_unix(path: &Path) -> Result<Listener, String> {
     Ok(Listener::Unix(l, path.to_path_buf()))
 }
 
-/// `serve`'s TCP socket on `host` (loopback unless the caller chose).
+/// `serve --host`: an IP address, or `localhost` for 127.0.0.1. No name is
+/// looked up, so no resolver is linked into the static builds for it.
+pub fn tcp_host(host: &str) -> Result<std::net::IpAddr, String> {
+    if host == "localhost" {
+        return Ok(std::net::Ipv4Addr::LOCALHOST.into());
+    }
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    bare.parse().map_err(|_| {
+        format!("--host takes an IP address (such as 127.0.0.1, ::1 or 0.0.0.0), got {host:?}")
+    })
+}
+
+/// `serve`'s TCP socket on `host` (see [`tcp_host`]; loopback unless the
+/// caller chose).
 pub fn serve_tcp(host: &str, port: u16, token: Option<String>) -> Result<Listener, String> {
-    let l = TcpListener::bind((host, port))
+    let ip = tcp_host(host)?;
+    let l = TcpListener::bind((ip, port))
         .map_err(|e| format!("cannot listen on {host}:{port}: {e}"))?;
     Ok(Listener::Tcp(l, token.map(Arc::new)))
 }

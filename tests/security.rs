@@ -316,6 +316,22 @@ fn tcp_listens_on_loopback_unless_a_host_is_given() {
     ]);
     wait_listening(port2);
     assert_eq!(listening(port2), [format!("00000000:{port2:04X}")]);
+
+    // `localhost` is 127.0.0.1; nothing else is looked up.
+    let port3 = free_port();
+    let p3 = port3.to_string();
+    sb.spawn(&[
+        "serve",
+        "--cmd",
+        "cat",
+        "--port",
+        &p3,
+        "--host",
+        "localhost",
+        "--insecure-no-token",
+    ]);
+    wait_listening(port3);
+    assert_eq!(listening(port3), [format!("0100007F:{port3:04X}")]);
 }
 
 /// Send `lines` over TCP one at a time, reading a response after each;

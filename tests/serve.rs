@@ -98,6 +98,16 @@ fn serve_refuses_bad_arguments() {
         vec!["serve", "--cmd", "cat", "--port", "0"],
         vec!["serve", "--cmd", "cat", "--port", "65536"],
         vec!["serve", "--cmd", "cat", "--port", "http"],
+        // An address, not a name to look up.
+        vec![
+            "serve",
+            "--cmd",
+            "cat",
+            "--port",
+            "5555",
+            "--host",
+            "example.org",
+        ],
         vec!["serve", "--cmd", "cat", "--socket", sock, "--cols", "1"],
         vec!["serve", "--cmd", "cat", "--socket", sock, "--bogus"],
         vec!["serve", "--cmd", "", "--socket", sock],

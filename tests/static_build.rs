@@ -44,7 +44,7 @@ fn target_installed(triple: &str) -> bool {
     })
 }
 
-/// rust-lld, which links the aarch64 build (.cargo/config.toml), ships in
+/// rust-lld, which links both static builds (.cargo/config.toml), ships in
 /// the sysroot beside the host's libraries.
 fn rust_lld_installed() -> bool {
     let (Some(root), Some(vv)) = (rustc_print("--print=sysroot"), rustc_print("-vV")) else {
@@ -115,6 +115,10 @@ fn static_x86_64(test: &str) -> Option<PathBuf> {
         eprintln!(
             "skipped {test}: target {X86_64} is not installed (install with `rustup target add {X86_64}`)"
         );
+        return None;
+    }
+    if !rust_lld_installed() {
+        eprintln!("skipped {test}: rust-lld, which links {X86_64}, is not in rustc's sysroot (a rustup toolchain ships it)");
         return None;
     }
     Some(build(X86_64))

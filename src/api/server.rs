@@ -21,7 +21,8 @@ pub enum Endpoint {
     /// `token` is set: then a client must first send
     /// `{"jsonrpc":"2.0","method":"auth","params":{"token":"..."},"id":0}`.
     Tcp {
-        /// The address to bind, e.g. `127.0.0.1`.
+        /// The IP address to bind, e.g. `127.0.0.1` (or `localhost`; no
+        /// other name is looked up).
         host: String,
         /// The port; 0 picks a free one (see [`PtyServer::address`]).
         port: u16,

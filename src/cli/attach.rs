@@ -124,8 +124,8 @@ fn first_answer(stream: &UnixStream, req: &Value) -> Result<Value, Failure> {
     stream
         .set_read_timeout(None)
         .map_err(|e| fail(e.to_string()))?;
-    let v: Value =
-        serde_json::from_str(&line).map_err(|e| fail(format!("unreadable answer: {e}")))?;
+    let v: Value = serde_json::from_slice(line.as_bytes())
+        .map_err(|e| fail(format!("unreadable answer: {e}")))?;
     if let Some(e) = v.get("error") {
         return Err(fail(
             e["message"].as_str().unwrap_or("attach failed").to_string(),

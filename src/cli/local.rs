@@ -136,6 +136,8 @@ pub fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
                 port.parse().ok().filter(|p| *p >= 1).ok_or_else(|| {
                     usage(&format!("--port must be a port in 1-65535, got {port:?}"))
                 })?;
+            // Before a token file is written for it.
+            server::tcp_host(&host).map_err(|m| usage(&m))?;
             let token = if insecure {
                 None
             } else {

@@ -397,7 +397,7 @@ pub const VERBS: &[VerbSpec] = &[
             opt(
                 "host",
                 "ADDR",
-                "the TCP address to bind (default 127.0.0.1)",
+                "the IP address to bind (default 127.0.0.1; or localhost)",
             ),
             opt("cols", "C", "terminal columns (default 100)"),
             opt("rows", "R", "terminal rows (default 30)"),

@@ -107,7 +107,7 @@ pub struct Request {
 /// Check a request line's envelope. On failure, the id to answer with (the
 /// request's own when it had a usable one) and the error.
 pub fn parse(line: &str) -> Result<Request, (Value, DriverError)> {
-    let v: Value = serde_json::from_str(line).map_err(|e| {
+    let v: Value = serde_json::from_slice(line.as_bytes()).map_err(|e| {
         (
             Value::Null,
             DriverError::invalid(format!("malformed JSON: {e}")),
