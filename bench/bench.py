@@ -34,7 +34,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "ptybroker")
+# PTYBROKER_BENCH_BIN measures another build of ptybroker (an A/B run).
+BIN = os.environ.get("PTYBROKER_BENCH_BIN") or os.path.join(ROOT, "target", "release", "ptybroker")
 QUICK = "--quick" in sys.argv
 OUT = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else os.path.join(ROOT, "BENCHMARKS.md")
 ONLY = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
@@ -672,10 +673,27 @@ def bench_binary():
     size = os.path.getsize(BIN)
     dyn = subprocess.run(["readelf", "-d", BIN], capture_output=True, text=True).stdout
     needed = [l.split("[", 1)[1].rstrip("]") for l in dyn.splitlines() if "(NEEDED)" in l]
+    rows = [("stripped release binary", f"{size / 1e6:.2f} MB ({size} bytes)", "needs " + ", ".join(needed),
+             "target ≤ 1.35 MB, libc only (issue 19; `make size` per area)")]
+    # What unwinding costs: the same tree and profile, aborting on panic
+    # (as the static builds do), built beside it.
+    target_dir = os.path.join(ROOT, "target", "bench-abort")
+    env = dict(os.environ, CARGO_PROFILE_RELEASE_PANIC="abort")
+    r = subprocess.run(["cargo", "build", "--release", "--locked", "--quiet", "--target-dir", target_dir],
+                       cwd=ROOT, env=env, capture_output=True, text=True)
+    if r.returncode == 0:
+        aborting = os.path.getsize(os.path.join(target_dir, "release", "ptybroker"))
+        rows.append(("the same, aborting on panic", f"{aborting / 1e6:.2f} MB ({aborting} bytes)",
+                     f"unwinding costs {(size - aborting) / 1e3:.0f} KB", "not shipped: see below"))
+    else:
+        rows.append(("the same, aborting on panic", "not built", r.stderr.strip()[-200:], ""))
     section(
         "Binary",
-        [("stripped release binary", f"{size / 1e6:.2f} MB ({size} bytes)", "needs " + ", ".join(needed), "target ≤ 1.35 MB, libc only (issue 19; `make size` per area)")],
-        "`ls -l target/release/ptybroker`; shared libraries from `readelf -d` (NEEDED).",
+        rows,
+        "`ls -l target/release/ptybroker`; shared libraries from `readelf -d` (NEEDED). The second row is the "
+        "same build with `CARGO_PROFILE_RELEASE_PANIC=abort`: the glibc build keeps unwinding so that a bug "
+        "that panics in one connection's or session's thread ends that thread, not the daemon and every "
+        "session (Cargo.toml's release profile); the static builds abort and are measured in \"Static build\".",
     )
 
 
