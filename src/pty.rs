@@ -67,16 +67,38 @@ fn winsize(cols: u16, rows: u16) -> Winsize {
 /// asked for that are ready, plus HUP and ERR (always reported); empty when
 /// nothing is or the call fails.
 pub fn ready_now(fd: BorrowedFd<'_>, events: rustix::event::PollFlags) -> rustix::event::PollFlags {
+    ready_within(fd, events, std::time::Duration::ZERO)
+}
+
+/// As [`ready_now`], waiting up to `limit` for one of `events`.
+pub fn ready_within(
+    fd: BorrowedFd<'_>,
+    events: rustix::event::PollFlags,
+    limit: std::time::Duration,
+) -> rustix::event::PollFlags {
     use rustix::event::{poll, PollFd, PollFlags, Timespec};
     let mut fds = [PollFd::from_borrowed_fd(fd, events)];
-    let zero = Timespec {
-        tv_sec: 0,
+    let wait = Timespec::try_from(limit).unwrap_or(Timespec {
+        tv_sec: i64::from(i32::MAX),
         tv_nsec: 0,
-    };
-    match poll(&mut fds, Some(&zero)) {
+    });
+    match poll(&mut fds, Some(&wait)) {
         Ok(n) if n > 0 => fds[0].revents(),
         _ => PollFlags::empty(),
     }
+}
+
+/// A pidfd for a child of ours, readable once it has exited (Linux 5.3 on;
+/// `None` where there is none).
+#[cfg(target_os = "linux")]
+pub fn child_pidfd(child: &Child) -> Option<OwnedFd> {
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).ok()?)?;
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn child_pidfd(_child: &Child) -> Option<OwnedFd> {
+    None
 }
 
 /// The limit on open files this process started with, when

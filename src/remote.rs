@@ -25,7 +25,7 @@
 //! proxy answers itself: the remote version, protocol and socket.
 
 use std::io::{self, Read, Write};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -611,10 +611,19 @@ pub fn run_bounded(mut cmd: Command, input: &[u8], limit: Duration) -> Result<Ou
             .take()
             .map(|o| Box::new(o) as Box<dyn Read + Send>),
     );
+    // Woken by the child's exit where there is a pidfd; else looked at
+    // every few milliseconds.
+    let pidfd = crate::pty::child_pidfd(&child);
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
+            Ok(None) if Instant::now() < deadline => match &pidfd {
+                Some(fd) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    crate::pty::ready_within(fd.as_fd(), rustix::event::PollFlags::IN, left);
+                }
+                None => std::thread::sleep(Duration::from_millis(2)),
+            },
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();

@@ -573,7 +573,7 @@ impl Session {
         // pidfd: one thread per session rather than two (each thread costs
         // the touched pages of its stack). Without a pidfd, a waiter thread
         // blocks in wait().
-        let pidfd = child_pidfd(&child);
+        let pidfd = pty::child_pidfd(&child);
         // Handed to the thread that reaps it; taken back (killed and reaped)
         // if that thread cannot be started, so that no process is left behind.
         let slot = Arc::new(Mutex::new(Some(child)));
@@ -1507,18 +1507,6 @@ impl Inner {
         st.exit = Some((exit, Instant::now()));
         self.changed.notify_all();
     }
-}
-
-/// A pidfd for the session's child, readable once it has exited.
-#[cfg(target_os = "linux")]
-fn child_pidfd(child: &Child) -> Option<OwnedFd> {
-    let pid = Pid::from_raw(i32::try_from(child.id()).ok()?)?;
-    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
-}
-
-#[cfg(not(target_os = "linux"))]
-fn child_pidfd(_child: &Child) -> Option<OwnedFd> {
-    None
 }
 
 /// Write all of `bytes` to a non-blocking fd, waiting for room up to `limit`.
