@@ -230,14 +230,8 @@ fn remote_sh(
     let mut cmd = link.ssh();
     cmd.args(["-T", "--", &link.dest.host])
         .arg(format!("sh -c {}", sh_quote(script)));
-    remote::run_bounded(cmd, input, limit).map_err(|e| match e {
-        remote::Bounded::TimedOut => format!(
-            "{} did not finish within {}",
-            link.dest.shown,
-            crate::status::duration(limit)
-        ),
-        remote::Bounded::Spawn(e) => format!("cannot run ssh: {e}"),
-    })
+    remote::run_bounded(cmd, input, limit)
+        .map_err(|e| e.line(&format!("{} did not finish", link.dest.shown), limit, ""))
 }
 
 fn probe(link: &Link) -> Result<Host, Failed> {

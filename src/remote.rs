@@ -369,13 +369,12 @@ impl<'a> Link<'a> {
         ])
         .arg(&log)
         .args(["-f", "-N", "-T", "--", &self.dest.host]);
-        let out = run_bounded(cmd, b"", limits::SSH_SETUP_WAIT).map_err(|e| match e {
-            Bounded::TimedOut => format!(
-                "{} did not answer within {} (ssh is still connecting or waiting for the network)",
-                self.dest.shown,
-                crate::status::duration(limits::SSH_SETUP_WAIT)
-            ),
-            Bounded::Spawn(e) => format!("cannot run ssh: {e} (is OpenSSH's client installed?)"),
+        let out = run_bounded(cmd, b"", limits::SSH_SETUP_WAIT).map_err(|e| {
+            e.line(
+                &format!("{} did not answer", self.dest.shown),
+                limits::SSH_SETUP_WAIT,
+                " (ssh is still connecting or waiting for the network)",
+            )
         })?;
         if out.ok {
             return Ok(());
@@ -394,15 +393,10 @@ impl<'a> Link<'a> {
             "{}\n",
             json!({"jsonrpc": "2.0", "id": 0, "method": DESCRIBE})
         );
-        let out =
-            run_bounded(cmd, req.as_bytes(), limits::SSH_SETUP_WAIT).map_err(|e| match e {
-                Bounded::TimedOut => format!(
-                    "the ptybroker proxy on {} did not answer within {}",
-                    self.dest.shown,
-                    crate::status::duration(limits::SSH_SETUP_WAIT)
-                ),
-                Bounded::Spawn(e) => format!("cannot run ssh: {e}"),
-            })?;
+        let out = run_bounded(cmd, req.as_bytes(), limits::SSH_SETUP_WAIT).map_err(|e| {
+            let late = format!("the ptybroker proxy on {} did not answer", self.dest.shown);
+            e.line(&late, limits::SSH_SETUP_WAIT, "")
+        })?;
         check_described(&self.dest.shown, &self.dest.remote_bin, &out)
     }
 
@@ -574,6 +568,19 @@ pub struct Output {
 pub enum Bounded {
     TimedOut,
     Spawn(io::Error),
+}
+
+impl Bounded {
+    /// The one-line error: `late` (who did not answer or finish) "within"
+    /// the limit, then `why`; or why ssh could not be run.
+    pub fn line(self, late: &str, limit: Duration, why: &str) -> Failed {
+        match self {
+            Bounded::TimedOut => {
+                format!("{late} within {}{why}", crate::status::duration(limit))
+            }
+            Bounded::Spawn(e) => format!("cannot run ssh: {e} (is OpenSSH's client installed?)"),
+        }
+    }
 }
 
 /// Run `cmd` with `input` on its stdin, within `limit` (killed then).
