@@ -1159,7 +1159,7 @@ def bench_static():
         title,
         rows,
         f"The glibc build (target/release) beside the static one (`make static`: target/{STATIC_TARGET}/release, "
-        "musl, non-PIE), each client talking to a daemon of its own build, in the same run. Start-up and one-shot "
+        "musl, non-PIE, aborting on panic), each client talking to a daemon of its own build, in the same run. Start-up and one-shot "
         f"`read`: whole processes as in the one-shot section, median of {n}, interleaved with `/bin/true`. `step`: "
         f"median of {ns}, interleaved. Engine: `render --cols 80 --rows 24` of the {mib} MiB throughput inputs, "
         f"best CPU time (user + system) of {k} interleaved runs each. Memory: a fresh daemon of each build with "

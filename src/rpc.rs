@@ -71,6 +71,25 @@ pub const METHODS: &[(&str, Handler)] = &[
     ("pty/record", record),
 ];
 
+/// The methods that only read state and never wait. The daemon's accept
+/// loop answers a new connection's first request itself when it asks for
+/// one of these (see `server::answer_first_here`).
+pub const QUICK: &[&str] = &["pty/read", "pty/status", "pty/list"];
+
+/// [`answer`] for one request whose method is in [`QUICK`]; `None`, having
+/// done nothing, for anything else (another method, a batch, a line that is
+/// not a request): the connection's thread answers those.
+pub fn answer_quick(line: &[u8], ctx: &Ctx) -> Option<String> {
+    let Ok(Some(Ok(req))) = jsonrpc::decode(Ok(line)).map(|f| f.map(request)) else {
+        return None;
+    };
+    if !QUICK.contains(&req.method.as_str()) {
+        return None;
+    }
+    let (_, handler) = METHODS.iter().find(|(name, _)| *name == req.method)?;
+    Some(response(&req.id, handler(ctx, &req.params)))
+}
+
 /// The response envelope for `id`, as a line.
 pub fn response(id: &Value, result: Result<Value, RpcError>) -> String {
     jsonrpc::response(id, result).to_string()

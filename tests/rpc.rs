@@ -755,3 +755,113 @@ fn a_start_cmd_is_a_shell_command_line() {
     });
     assert!(became_cat.is_some(), "pid {pid} is {:?}", comm());
 }
+
+/// The daemon answers a new connection's first request itself when it is a
+/// quick one (`pty/read`, `pty/status`, `pty/list`) and has arrived whole;
+/// its connection thread carries on. Whatever the split, every request on a
+/// connection is answered once, in order, whole.
+#[test]
+fn first_requests_are_answered_in_order_however_they_arrive() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::net::UnixStream;
+
+    let sb = Sandbox::new("early");
+    // A session whose history answer is far bigger than a socket buffer.
+    sb.run(&[
+        "start",
+        "--session",
+        "big",
+        "--",
+        "python3",
+        "-c",
+        "import sys,time\nfor i in range(6000): print('line %05d ' % i + 'x' * 90)\nsys.stdout.flush(); time.sleep(600)",
+    ])
+    .ok();
+    let mut c = sb.rpc();
+    c.wait_for("big", "line 05999");
+    let connect = || {
+        let s = UnixStream::connect(sb.socket()).expect("connect");
+        s.set_read_timeout(Some(common::CALL_LIMIT))
+            .expect("timeout");
+        s
+    };
+    let answers = |s: &UnixStream, n: usize| -> Vec<Value> {
+        let mut r = BufReader::new(s.try_clone().expect("clone"));
+        (0..n)
+            .map(|_| {
+                let mut line = String::new();
+                r.read_line(&mut line).expect("an answer");
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+            })
+            .collect()
+    };
+    let req = |id: u64, method: &str, params: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string() + "\n"
+    };
+
+    // Three quick requests and a slower one in a single write.
+    let mut s = connect();
+    let batch = req(1, "pty/read", json!({"session": "big"}))
+        + &req(2, "pty/status", json!({"session": "big"}))
+        + &req(
+            3,
+            "pty/output",
+            json!({"session": "big", "offset": 0, "max": 10}),
+        )
+        + &req(4, "pty/list", json!({}));
+    s.write_all(batch.as_bytes()).expect("send");
+    let got = answers(&s, 4);
+    let ids: Vec<_> = got.iter().map(|v| v["id"].clone()).collect();
+    assert_eq!(ids, [json!(1), json!(2), json!(3), json!(4)], "{got:?}");
+    assert!(
+        got[0]["result"]["screen"]
+            .as_str()
+            .unwrap_or("")
+            .contains("line 05999"),
+        "{}",
+        got[0]
+    );
+    assert_eq!(got[1]["result"]["running"], true, "{}", got[1]);
+    assert_eq!(
+        got[3]["result"]["sessions"][0]["session"], "big",
+        "{}",
+        got[3]
+    );
+
+    // A first answer bigger than the socket takes at once, then another
+    // request on the same connection: both whole, in order.
+    let mut s = connect();
+    let two = req(5, "pty/read", json!({"session": "big", "history": true}))
+        + &req(6, "pty/status", json!({"session": "big"}));
+    s.write_all(two.as_bytes()).expect("send");
+    let got = answers(&s, 2);
+    let screen = got[0]["result"]["screen"].as_str().unwrap_or("");
+    assert!(screen.len() > 500_000, "history of {} bytes", screen.len());
+    assert!(
+        screen.contains("line 02000 ") && screen.contains("line 05999 "),
+        "not whole"
+    );
+    assert_eq!(got[1]["id"], 6, "{}", got[1]);
+
+    // A first request that arrives in two pieces.
+    let mut s = connect();
+    let line = req(7, "pty/status", json!({"session": "big"}));
+    let (a, b) = line.split_at(10);
+    s.write_all(a.as_bytes()).expect("send");
+    std::thread::sleep(Duration::from_millis(50));
+    s.write_all(b.as_bytes()).expect("send");
+    assert_eq!(answers(&s, 1)[0]["result"]["running"], true);
+
+    // Clients that leave at once, with or without reading: the daemon
+    // carries on.
+    for _ in 0..20 {
+        let mut s = connect();
+        s.write_all(req(8, "pty/read", json!({"session": "big", "history": true})).as_bytes())
+            .expect("send");
+    }
+    assert_eq!(
+        c.ok("pty/status", json!({"session": "big"}))["running"],
+        true
+    );
+    c.ok("pty/kill", json!({"session": "big"}));
+}
