@@ -132,17 +132,22 @@ impl Manager {
         let session = Arc::new(Session::start(opts).map_err(|e| Error::Failed(e.to_string()))?);
         let mut t = lock(&self.table);
         if let Some(s) = t.sessions.get(name) {
-            // Another client started the same name while we spawned.
-            if s.status().running() {
+            // Another client started the same name while we spawned: ours
+            // replaces it only if asked to.
+            if s.status().running() && !replace {
                 let err = Error::Running(name.into(), s.status().running_for);
                 drop(t);
                 session.kill();
                 return Err(err);
             }
         }
-        t.sessions.insert(name.to_string(), Arc::clone(&session));
+        let displaced = t.sessions.insert(name.to_string(), Arc::clone(&session));
         t.starting -= 1;
         slot.held = false;
+        drop(t);
+        if let Some(old) = displaced.filter(|s| s.status().running()) {
+            old.kill();
+        }
         Ok(session)
     }
 

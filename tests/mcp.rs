@@ -1918,3 +1918,40 @@ fn calls_in_flight_at_end_of_input_are_answered() {
     let status = c.child.wait().expect("the server exits");
     assert!(status.success(), "{status:?}");
 }
+
+/// `replace: true` restarts a session whatever else is starting it: calls
+/// that race each other all succeed (the last one's program is the
+/// session), and the programs they displaced are gone. Before, every call
+/// that lost the race was refused with "pass replace=true", which it had.
+#[test]
+fn concurrent_replacing_starts_all_succeed() {
+    let mut c = Client::legacy("2025-11-25");
+    let ids: Vec<Value> = (0..6)
+        .map(|_| {
+            c.start_request(
+                "tools/call",
+                json!({"name": "terminal_start", "arguments":
+                    {"name": "r", "shell": "sh", "replace": true}}),
+            )
+        })
+        .collect();
+    let mut pids = Vec::new();
+    for id in &ids {
+        let r = c.response(id);
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        pids.push(
+            r["result"]["structuredContent"]["pid"]
+                .as_i64()
+                .expect("pid"),
+        );
+    }
+    let list = c.ok("terminal_list", json!({}));
+    let sessions = list["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), 1, "{list}");
+    let kept = sessions[0]["pid"].as_i64().expect("pid");
+    assert!(pids.contains(&kept), "{list} {pids:?}");
+    for pid in pids.into_iter().filter(|&p| p != kept) {
+        eventually(&format!("displaced pid {pid} ends"), || !pid_alive(pid));
+    }
+    assert!(pid_alive(kept), "the session's own program runs on");
+}
