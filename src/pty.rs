@@ -54,12 +54,15 @@ impl Pty {
     }
 }
 
+/// The window size, in cells and in pixels ([`crate::limits::CELL_PIXELS`]
+/// per cell: programs that take mouse reports in pixels divide by it).
 fn winsize(cols: u16, rows: u16) -> Winsize {
+    let (w, h) = crate::limits::CELL_PIXELS;
     Winsize {
         ws_row: rows,
         ws_col: cols,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
+        ws_xpixel: cols.saturating_mul(w),
+        ws_ypixel: rows.saturating_mul(h),
     }
 }
 

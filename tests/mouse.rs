@@ -147,6 +147,28 @@ fn urxvt_encoding_is_decimal_with_offset_button() {
 }
 
 #[test]
+fn sgr_pixels_reports_the_middle_of_the_cell_in_pixels() {
+    // 10 by 20 pixels a cell (limits::CELL_PIXELS, the size the PTY
+    // reports): cell (12, 4) is pixels 120..130 by 80..100.
+    let m = modes(MouseTracking::ButtonEvent, MouseEncoding::SgrPixels);
+    let mut held = None;
+    let e = MouseEvent {
+        ctrl: true,
+        ..ev(Click, 12, 4, Right)
+    };
+    assert_eq!(send(e, &m, &mut held), b"\x1b[<18;125;90M\x1b[<18;125;90m");
+    send(ev(Down, 0, 0, Left), &m, &mut held);
+    assert_eq!(
+        send(ev(Move, 79, 23, Left), &m, &mut held),
+        b"\x1b[<32;795;470M"
+    );
+    assert_eq!(
+        send(ev(Up, 79, 23, Left), &m, &mut held),
+        b"\x1b[<0;795;470m"
+    );
+}
+
+#[test]
 fn x10_reports_presses_only_without_modifiers() {
     let m = modes(MouseTracking::X10, MouseEncoding::Default);
     let mut held = None;

@@ -249,7 +249,7 @@ impl Report {
     /// cannot say which button was released (code 3).
     fn release(&self, button: u32, mods: u32) -> Result<Vec<u8>, MouseError> {
         match self.encoding {
-            MouseEncoding::Sgr => self.encode(button + mods, b'm'),
+            MouseEncoding::Sgr | MouseEncoding::SgrPixels => self.encode(button + mods, b'm'),
             _ => self.encode(3 + mods, b'M'),
         }
     }
@@ -258,6 +258,15 @@ impl Report {
         let (x, y) = (u32::from(self.x) + 1, u32::from(self.y) + 1);
         match self.encoding {
             MouseEncoding::Sgr => Ok(format!("\x1b[<{cb};{x};{y}{}", last as char).into_bytes()),
+            MouseEncoding::SgrPixels => {
+                // The middle of the cell, so that dividing by the cell's
+                // size gives the cell whether the program counts pixels
+                // from 0 or from 1.
+                let (w, h) = crate::limits::CELL_PIXELS;
+                let px = u32::from(self.x) * u32::from(w) + u32::from(w) / 2;
+                let py = u32::from(self.y) * u32::from(h) + u32::from(h) / 2;
+                Ok(format!("\x1b[<{cb};{px};{py}{}", last as char).into_bytes())
+            }
             MouseEncoding::Urxvt => Ok(format!("\x1b[{};{x};{y}M", cb + 32).into_bytes()),
             MouseEncoding::Default => {
                 // One byte each, offset by 32: cells beyond 223 do not fit.

@@ -150,6 +150,7 @@ impl Term {
             1005 => self.modes.mouse_encoding = encoding(MouseEncoding::Utf8),
             1006 => self.modes.mouse_encoding = encoding(MouseEncoding::Sgr),
             1015 => self.modes.mouse_encoding = encoding(MouseEncoding::Urxvt),
+            1016 => self.modes.mouse_encoding = encoding(MouseEncoding::SgrPixels),
             // 1047 clears the alternate screen when leaving it (xterm).
             1047 => self.set_alt_screen(on, !on),
             1048 => {
@@ -194,6 +195,7 @@ impl Term {
             1005 => m.mouse_encoding == MouseEncoding::Utf8,
             1006 => m.mouse_encoding == MouseEncoding::Sgr,
             1015 => m.mouse_encoding == MouseEncoding::Urxvt,
+            1016 => m.mouse_encoding == MouseEncoding::SgrPixels,
             2004 => m.bracketed_paste,
             2026 => m.synchronized_output,
             _ => return 0,

@@ -23,7 +23,7 @@ pub enum MouseTracking {
     AnyEvent,
 }
 
-/// How mouse reports are encoded (DEC private modes 1005, 1006, 1015).
+/// How mouse reports are encoded (DEC private modes 1005, 1006, 1015, 1016).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MouseEncoding {
     /// X10 bytes (coordinates up to 223).
@@ -35,6 +35,8 @@ pub enum MouseEncoding {
     Sgr,
     /// 1015: `CSI b ; x ; y M`.
     Urxvt,
+    /// 1016 (SGR-Pixels): as 1006, with the pointer's position in pixels.
+    SgrPixels,
 }
 
 /// The modes a front end needs to encode input for the program.

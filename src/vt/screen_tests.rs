@@ -328,6 +328,14 @@ fn dec_private_modes_are_tracked() {
         MouseEncoding::Sgr,
         "resetting another encoding"
     );
+    // SGR-Pixels, as programs ask for it (after 1006), reported by DECRQM;
+    // resetting it leaves the default encoding, as in xterm.
+    s.feed(b"\x1b[?1006;1016h\x1b[?1016$p\x1b[?1006$p");
+    assert_eq!(s.modes().mouse_encoding, MouseEncoding::SgrPixels);
+    assert_eq!(s.take_answers(), b"\x1b[?1016;1$y\x1b[?1006;2$y");
+    s.feed(b"\x1b[?1016l");
+    assert_eq!(s.modes().mouse_encoding, MouseEncoding::Default);
+    s.feed(b"\x1b[?1006h");
     s.feed(b"\x1b[?1000l");
     assert_eq!(
         s.modes().mouse_tracking,

@@ -132,5 +132,24 @@ fn mouse_follows_other_tracking_modes_and_encodings() {
         json!({"action": "down", "x": 9, "y": 0, "button": "middle", "ctrl": true}),
     );
     c.wait_text("urxvt", &format!("all {}", hex(b"\x1b[49;10;1M")));
+
+    // SGR-Pixels (mode 1016, after 1006 as programs send it): the terminal
+    // reports its size in pixels too, and a click comes in pixels, in the
+    // middle of its cell.
+    let argv = mouse_program("\x1b[?1002h\x1b[?1006h\x1b[?1016h");
+    let mut argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let with_size = MOUSE_PROGRAM.replace(
+        "tty.setraw(0)",
+        "tty.setraw(0)\nimport fcntl, struct, termios\nr, c, w, h = struct.unpack('HHHH', fcntl.ioctl(0, termios.TIOCGWINSZ, bytes(8)))\nsys.stdout.write('size %dx%d px %dx%d\\r\\n' % (c, r, w, h))",
+    );
+    argv[2] = &with_size;
+    c.launch("px", &argv, json!({"cols": 80, "rows": 24}));
+    c.wait_text("px", "ready");
+    c.wait_text("px", "size 80x24 px 800x480");
+    c.ok("mouse", "px", json!({"action": "click", "x": 12, "y": 4}));
+    c.wait_text(
+        "px",
+        &format!("all {}", hex(b"\x1b[<0;125;90M\x1b[<0;125;90m")),
+    );
     assert!(c.finish().success());
 }
