@@ -143,6 +143,16 @@ pub enum Listener {
     Tcp(TcpListener, Option<Arc<String>>),
 }
 
+impl Listener {
+    /// Close a listener that will never serve (its program could not be
+    /// started): a Unix socket's path goes with it, as when a server ends.
+    pub fn discard(self) {
+        if let Listener::Unix(_, path) = &self {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 /// How a server runs.
 pub struct Config {
     pub serve: bool,

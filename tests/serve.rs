@@ -123,6 +123,23 @@ fn serve_refuses_bad_arguments() {
     }
 }
 
+#[test]
+fn serve_that_cannot_start_its_program_leaves_no_socket() {
+    let sb = Sandbox::new("nostart");
+    let sock = sb.root.join("s.sock");
+    let sock = sock.to_str().expect("path");
+    let missing = sb.root.join("no-such-dir");
+    let missing = missing.to_str().expect("path");
+    let out = sb.run(&["serve", "--cmd", "cat", "--socket", sock, "--cwd", missing]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    out.assert_one_stderr_line(r"^\[ptybroker: .+\]$");
+    assert!(out.stderr.contains(missing), "names the directory: {out:?}");
+    assert!(
+        !std::path::Path::new(sock).exists(),
+        "a failed start left its socket behind"
+    );
+}
+
 /// Start `serve --port N` with `extra` arguments and wait until it listens.
 fn serve_tcp(sb: &mut Sandbox, extra: &[&str], env: &[(&str, &str)]) -> (usize, u16) {
     let port = free_port();

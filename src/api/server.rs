@@ -131,9 +131,7 @@ impl PtyServer {
         let core = match manager.start(NAME, o, false) {
             Ok(s) => s,
             Err(e) => {
-                if let server::Listener::Unix(_, p) = &listener {
-                    let _ = std::fs::remove_file(p);
-                }
+                listener.discard();
                 return Err(e.into());
             }
         };

@@ -151,12 +151,13 @@ pub fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
     opts.spawn.cols = cols;
     opts.spawn.rows = rows;
     opts.spawn.cwd = cwd.map(Into::into);
-    manager
-        .start("default", &opts, false)
-        .map_err(|e| Failure {
+    if let Err(e) = manager.start("default", &opts, false) {
+        listener.discard();
+        return Err(Failure {
             message: e.to_string(),
             exit: 1,
-        })?;
+        });
+    }
     server::run(
         listener,
         manager,
