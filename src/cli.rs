@@ -160,8 +160,18 @@ fn value(p: &mut lexopt::Parser) -> Result<String, Failure> {
     Ok(p.value()?.string()?)
 }
 
-fn number(p: &mut lexopt::Parser) -> Result<u64, Failure> {
-    Ok(p.value()?.parse::<u64>()?)
+/// The whole number after option `arg`; a bad one is named with its option.
+fn number(p: &mut lexopt::Parser, arg: &Opt) -> Result<u64, Failure> {
+    let v = p.value()?;
+    v.to_str()
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or_else(|| {
+            usage(format!(
+                "{} takes a whole number, got {:?}",
+                arg.flag(),
+                v.to_string_lossy()
+            ))
+        })
 }
 
 /// `--max-bytes N`, `--head N`, `--tail N`: how much output `start`,
@@ -183,7 +193,7 @@ impl CapOpts {
             "--tail" => &mut self.tail,
             _ => return Ok(false),
         };
-        *slot = Some(number(p)?);
+        *slot = Some(number(p, &arg)?);
         Ok(true)
     }
 
@@ -272,8 +282,8 @@ impl Common {
                 manager::check_name(&name).map_err(|e| usage(e.to_string()))?;
                 self.session = Some(name);
             }
-            "-t" | "--timeout" => self.timeout = Some(number(p)?),
-            "--max-wait" => self.max_wait = Some(number(p)?),
+            "-t" | "--timeout" => self.timeout = Some(number(p, &arg)?),
+            "--max-wait" => self.max_wait = Some(number(p, &arg)?),
             "--raw" => self.raw = true,
             f @ ("--screen" | "--stream") => {
                 let view = if f == "--screen" { "screen" } else { "stream" };
@@ -420,8 +430,8 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
             continue;
         }
         match arg.flag() {
-            "--cols" => cols = Some(number(p)?),
-            "--rows" => rows = Some(number(p)?),
+            "--cols" => cols = Some(number(p, &arg)?),
+            "--rows" => rows = Some(number(p, &arg)?),
             "--cwd" => {
                 params.insert("cwd".into(), json!(value(p)?));
             }
@@ -736,11 +746,11 @@ fn read(p: &mut lexopt::Parser) -> Result<(), Failure> {
         }
         let i = match arg.flag() {
             "--from" => {
-                from = Some(number(p)?);
+                from = Some(number(p, &arg)?);
                 continue;
             }
             "--to" => {
-                to = Some(number(p)?);
+                to = Some(number(p, &arg)?);
                 continue;
             }
             "--rows" => {
@@ -765,7 +775,7 @@ fn read(p: &mut lexopt::Parser) -> Result<(), Failure> {
             }
             _ => return Err(arg.unexpected()),
         };
-        rows[i] = Some(number(p)?);
+        rows[i] = Some(number(p, &arg)?);
     }
     check_rows(rows)?;
     if from.is_some() || to.is_some() {
@@ -1061,8 +1071,8 @@ fn resize(p: &mut lexopt::Parser) -> Result<(), Failure> {
             continue;
         }
         match arg.flag() {
-            "--cols" => cols = Some(number(p)?),
-            "--rows" => rows = Some(number(p)?),
+            "--cols" => cols = Some(number(p, &arg)?),
+            "--rows" => rows = Some(number(p, &arg)?),
             _ => return Err(arg.unexpected()),
         };
     }

@@ -218,6 +218,27 @@ fn mistakes_get_the_nearest_verb_or_option_and_text_gets_double_dash() {
         );
         out.assert_one_stderr_line(r"^\[ptybroker: unexpected option .*\]$");
     }
+    // A number that is not one is named with its option.
+    for (args, want) in [
+        (
+            &["step", "--timeout", "abc", "hi"][..],
+            "--timeout takes a whole number, got \"abc\"",
+        ),
+        (
+            &["start", "--cols", "1e3", "--", "cat"][..],
+            "--cols takes a whole number, got \"1e3\"",
+        ),
+        (
+            &["read", "--top", "-2"][..],
+            "--top takes a whole number, got \"-2\"",
+        ),
+    ] {
+        let out = usage_error(&sb, args);
+        out.assert_one_stderr_line(&format!(
+            r"^\[ptybroker: {} \(see ptybroker \w+ --help\)\]$",
+            regex_lite::escape(want)
+        ));
+    }
     // Nothing near: no guess.
     let out = usage_error(&sb, &["frobnicate"]);
     assert!(!out.stderr.contains("did you mean"), "{}", out.stderr);

@@ -16,7 +16,7 @@ pub fn daemon(p: &mut lexopt::Parser) -> Result<(), Failure> {
     let mut idle_exit = limits::DAEMON_IDLE_EXIT;
     while let Some(arg) = Opt::next(p)? {
         match arg.flag() {
-            "--idle-exit" => idle_exit = std::time::Duration::from_secs(number(p)?),
+            "--idle-exit" => idle_exit = std::time::Duration::from_secs(number(p, &arg)?),
             _ => return Err(arg.unexpected()),
         }
     }
@@ -107,8 +107,8 @@ pub fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
             "--socket" => socket = Some(value(p)?),
             "--port" => port = Some(value(p)?),
             "--host" => host = value(p)?,
-            "--cols" => cols = number(p)?,
-            "--rows" => rows = number(p)?,
+            "--cols" => cols = number(p, &arg)?,
+            "--rows" => rows = number(p, &arg)?,
             "--cwd" => cwd = Some(value(p)?),
             "--token-file" => token_file = Some(value(p)?),
             "--insecure-no-token" => insecure = true,
@@ -205,8 +205,8 @@ pub fn render(p: &mut lexopt::Parser) -> Result<(), Failure> {
         match (arg, file.is_none()) {
             (Opt::Value(v), true) => file = Some(v),
             (arg, _) => match arg.flag() {
-                "--cols" => cols = Some(number(p)?),
-                "--rows" => rows = Some(number(p)?),
+                "--cols" => cols = Some(number(p, &arg)?),
+                "--rows" => rows = Some(number(p, &arg)?),
                 "--format" => format = crate::replay::Format::parse(&value(p)?).map_err(usage)?,
                 _ => return Err(arg.unexpected()),
             },
