@@ -193,7 +193,7 @@ impl CapOpts {
             "--tail" => &mut self.tail,
             _ => return Ok(false),
         };
-        *slot = Some(number(p, &arg)?);
+        *slot = Some(number(p, arg)?);
         Ok(true)
     }
 
@@ -282,8 +282,8 @@ impl Common {
                 manager::check_name(&name).map_err(|e| usage(e.to_string()))?;
                 self.session = Some(name);
             }
-            "-t" | "--timeout" => self.timeout = Some(number(p, &arg)?),
-            "--max-wait" => self.max_wait = Some(number(p, &arg)?),
+            "-t" | "--timeout" => self.timeout = Some(number(p, arg)?),
+            "--max-wait" => self.max_wait = Some(number(p, arg)?),
             "--raw" => self.raw = true,
             f @ ("--screen" | "--stream") => {
                 let view = if f == "--screen" { "screen" } else { "stream" };
