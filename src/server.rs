@@ -582,11 +582,15 @@ struct Early {
 /// carries on with the rest of both, and with any later request.
 fn answer_first_here(s: &UnixStream, cx: &ConnCtx) -> Early {
     let mut early = Early::default();
-    let mut buf = [0u8; 4096];
+    // On the heap, and small (a one-shot request is a few hundred bytes):
+    // a buffer on this thread's stack would keep a page of it resident for
+    // the daemon's life. A longer first line goes to the thread whole.
+    let mut buf = vec![0u8; 1024];
     let Ok((n, _)) = rustix::net::recv(s, &mut buf, rustix::net::RecvFlags::DONTWAIT) else {
         return early;
     };
-    early.input.extend_from_slice(&buf[..n]);
+    buf.truncate(n);
+    early.input = buf;
     let Some(end) = early.input.iter().position(|b| *b == b'\n') else {
         return early;
     };
