@@ -697,6 +697,29 @@ def bench_binary():
     )
 
 
+def cat_through_ptybroker(session, path):
+    """Seconds for `pty/start` of `cat PATH` (80x24) and `pty/wait` for its
+    exit: until the child exited and all its output is parsed."""
+    t = time.perf_counter()
+    rpc("pty/start", {"session": session, "argv": ["cat", path], "cols": 80, "rows": 24})
+    r = rpc("pty/wait", {"session": session, "exit": True, "timeout": 600000})
+    took = time.perf_counter() - t
+    if r.get("result", {}).get("reason") != "exited":
+        raise RuntimeError(f"cat {path} did not end: {r}")
+    pb("kill-session", "--session", session, check=False)
+    return took
+
+
+def cat_through_tmux(path):
+    """Seconds for tmux to run `cat PATH` in a detached 80x24 session."""
+    t = time.perf_counter()
+    tmux("new-session", "-d", "-x", "80", "-y", "24", f"cat {path}; tmux -S {TMUX_SOCK} wait-for -S done")
+    tmux("wait-for", "done")
+    took = time.perf_counter() - t
+    tmux("kill-server", check=False)
+    return took
+
+
 # ---- throughput ---------------------------------------------------------------
 
 def gen_inputs(mib):
@@ -779,18 +802,8 @@ def bench_throughput():
         subprocess.run([BIN, "render", "--cols", "80", "--rows", "24", path], stdout=subprocess.DEVNULL, check=True)
         engine = size / (time.perf_counter() - t)
         ceiling = pty_ceiling(path)
-        t = time.perf_counter()
-        rpc("pty/start", {"session": "tp", "argv": ["cat", path], "cols": 80, "rows": 24})
-        r = rpc("pty/wait", {"session": "tp", "exit": True, "timeout": 600000})
-        ours = size / (time.perf_counter() - t)
-        if r.get("result", {}).get("reason") != "exited":
-            raise RuntimeError(f"throughput run did not end: {r}")
-        pb("kill-session", "--session", "tp", check=False)
-        t = time.perf_counter()
-        tmux("new-session", "-d", "-x", "80", "-y", "24", f"cat {path}; tmux -S {TMUX_SOCK} wait-for -S done")
-        tmux("wait-for", "done")
-        theirs = size / (time.perf_counter() - t)
-        tmux("kill-server", check=False)
+        ours = size / cat_through_ptybroker("tp", path)
+        theirs = size / cat_through_tmux(path)
         rows.append((name, f"engine {engine:.0f} MB/s", f"system {ours:.0f} MB/s vs tmux {theirs:.0f} MB/s ({ours / theirs:.2f}x); PTY alone {ceiling:.0f} MB/s", ""))
     section(
         "Throughput",
@@ -919,19 +932,9 @@ def system_runs(path, drain):
     native = time.perf_counter() - t
     pid = daemon_pid()
     ticks = cpu_ticks(pid)
-    t = time.perf_counter()
-    rpc("pty/start", {"session": "sys", "argv": ["cat", path], "cols": 80, "rows": 24})
-    r = rpc("pty/wait", {"session": "sys", "exit": True, "timeout": 600000})
-    ours = time.perf_counter() - t
+    ours = cat_through_ptybroker("sys", path)
     cpu = (cpu_ticks(pid) - ticks) / os.sysconf("SC_CLK_TCK")
-    if r.get("result", {}).get("reason") != "exited":
-        raise RuntimeError(f"system run did not end: {r}")
-    pb("kill-session", "--session", "sys", check=False)
-    t = time.perf_counter()
-    tmux("new-session", "-d", "-x", "80", "-y", "24", f"cat {path}; tmux -S {TMUX_SOCK} wait-for -S done")
-    tmux("wait-for", "done")
-    theirs = time.perf_counter() - t
-    tmux("kill-server", check=False)
+    theirs = cat_through_tmux(path)
     return native, ours, theirs, cpu
 
 

@@ -8,26 +8,6 @@ use std::path::Path;
 
 use common::{lines, re, Out, Sandbox, STATUS_LINE, STOP_LINE};
 
-/// A repository with one committed file of 30 lines, then two edits far
-/// enough apart (lines 2 and 28) that `git add -p` offers two hunks.
-fn repo_with_two_hunks(sb: &Sandbox) -> std::path::PathBuf {
-    let repo = sb.work("repo");
-    sb.tool(&repo, "git", &["init", "-q"]);
-    let original: String = (1..=30).map(|i| format!("{i}\n")).collect();
-    std::fs::write(repo.join("f.txt"), original).expect("write");
-    sb.tool(&repo, "git", &["add", "f.txt"]);
-    sb.tool(&repo, "git", &["commit", "-q", "-m", "thirty lines"]);
-    let edited: String = (1..=30)
-        .map(|i| match i {
-            2 => "two\n".to_string(),
-            28 => "twenty-eight\n".to_string(),
-            _ => format!("{i}\n"),
-        })
-        .collect();
-    std::fs::write(repo.join("f.txt"), edited).expect("write");
-    repo
-}
-
 /// `out`'s stdout, plus whatever `wait --match want` adds when the quiet
 /// window closed before the program got to `want` (a slow machine): the
 /// caller sees `want` either way, and nothing twice.
@@ -67,7 +47,7 @@ fn hunks(diff: &str) -> Vec<&str> {
 
 fn drive_add_p(answers: [&str; 2]) -> (String, String) {
     let sb = Sandbox::new("addp");
-    let repo = repo_with_two_hunks(&sb);
+    let repo = sb.repo_with_two_hunks();
     let s = "default";
     let first = until_shown(
         &sb,
@@ -125,7 +105,7 @@ fn git_add_p_skipping_the_first_hunk_stages_only_the_second() {
 #[test]
 fn git_add_p_quit_stages_nothing_more() {
     let sb = Sandbox::new("addq");
-    let repo = repo_with_two_hunks(&sb);
+    let repo = sb.repo_with_two_hunks();
     until_shown(
         &sb,
         &repo,

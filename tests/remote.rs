@@ -561,30 +561,8 @@ fn git_add_p_vim_and_attach_work_over_host() {
         return;
     };
     // git add -p: keep the first hunk out, stage the second.
-    let repo = r.sb.work("repo");
+    let repo = r.sb.repo_with_two_hunks();
     let git = |args: &[&str]| r.sb.tool(&repo, "git", args).ok();
-    git(&["init", "-q"]);
-    let original: String = (1..=30).map(|i| format!("{i}\n")).collect();
-    std::fs::write(repo.join("f.txt"), original).expect("write");
-    git(&["add", "f.txt"]);
-    git(&[
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@example.invalid",
-        "commit",
-        "-q",
-        "-m",
-        "thirty",
-    ]);
-    let edited: String = (1..=30)
-        .map(|i| match i {
-            2 => "two\n".to_string(),
-            28 => "twenty-eight\n".to_string(),
-            _ => format!("{i}\n"),
-        })
-        .collect();
-    std::fs::write(repo.join("f.txt"), edited).expect("write");
     let dir = repo.to_str().expect("utf-8 path");
     let out = r
         .on_box(&["start", "-s", "g", "--cwd", dir, "--", "git", "add", "-p"])

@@ -757,6 +757,27 @@ mod tests {
     use super::{put_utf8, Row, Scrollback, WRAPPED};
     use crate::cell::{Cell, Pen};
 
+    /// Write `c` at cell `i` as the terminal would (a wide character takes
+    /// a spacer after it; one that does not fit in the last column leaves an
+    /// erased cell) and return the next cell.
+    fn put(cells: &mut [Cell], i: usize, c: char, pen: Pen) -> usize {
+        use super::{SPACER, WIDE};
+        cells[i] = Cell::new(c, pen);
+        if super::char_width(c) != 2 {
+            return i + 1;
+        }
+        if i + 1 == cells.len() {
+            cells[i] = Cell::erased(pen);
+            return i + 1;
+        }
+        cells[i].flags = WIDE;
+        cells[i + 1] = Cell {
+            flags: SPACER,
+            ..Cell::new(' ', pen)
+        };
+        i + 2
+    }
+
     fn row(text: &str, styled: bool) -> Row {
         let mut r = Row::new(12);
         let pen = Pen {
@@ -778,7 +799,7 @@ mod tests {
     /// background, empty rows. The scratch is reused dirty from row to row.
     #[test]
     fn ascii_encode_matches_general() {
-        use super::{Line, Scratch, SPACER, WIDE};
+        use super::{Line, Scratch, SPACER};
         let red = Pen {
             fg: 1 << 24 | 1,
             ..Pen::default()
@@ -811,16 +832,7 @@ mod tests {
                 let cells = r.cells_mut(12);
                 let mut i = 0;
                 for &(c, pen) in case.iter() {
-                    cells[i] = Cell::new(c, pen);
-                    if super::char_width(c) == 2 {
-                        cells[i].flags = WIDE;
-                        cells[i + 1] = Cell {
-                            flags: SPACER,
-                            ..Cell::new(' ', pen)
-                        };
-                        i += 1;
-                    }
-                    i += 1;
+                    i = put(cells, i, c, pen);
                 }
                 r.touch(i, false, true);
                 if marked && i > 0 {
@@ -885,20 +897,7 @@ mod tests {
                     Pen::default()
                 };
                 any_pen |= pen != Pen::default();
-                cells[i] = Cell::new(c, pen);
-                if super::char_width(c) == 2 {
-                    if i + 1 == cols {
-                        cells[i] = Cell::erased(pen);
-                    } else {
-                        cells[i].flags = WIDE;
-                        cells[i + 1] = Cell {
-                            flags: SPACER,
-                            ..Cell::new(' ', pen)
-                        };
-                        i += 1;
-                    }
-                }
-                i += 1;
+                i = put(cells, i, c, pen);
             }
             r.touch(i, false, any_pen || rand(4) == 0);
             for _ in 0..rand(5) {

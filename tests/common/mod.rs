@@ -128,6 +128,26 @@ impl Sandbox {
         d
     }
 
+    /// A repository with one committed file of 30 lines, then two edits far
+    /// enough apart (lines 2 and 28) that `git add -p` offers two hunks.
+    pub fn repo_with_two_hunks(&self) -> PathBuf {
+        let repo = self.work("repo");
+        self.tool(&repo, "git", &["init", "-q"]);
+        let original: String = (1..=30).map(|i| format!("{i}\n")).collect();
+        std::fs::write(repo.join("f.txt"), original).expect("write");
+        self.tool(&repo, "git", &["add", "f.txt"]);
+        self.tool(&repo, "git", &["commit", "-q", "-m", "thirty lines"]);
+        let edited: String = (1..=30)
+            .map(|i| match i {
+                2 => "two\n".to_string(),
+                28 => "twenty-eight\n".to_string(),
+                _ => format!("{i}\n"),
+            })
+            .collect();
+        std::fs::write(repo.join("f.txt"), edited).expect("write");
+        repo
+    }
+
     /// `$XDG_RUNTIME_DIR/ptybroker`.
     pub fn runtime(&self) -> PathBuf {
         self.root.join("ptybroker")
