@@ -973,9 +973,9 @@ def bench_system():
         "program (bench/bench.py's DRAIN_C, built here with `cc -O2`) that starts the same `cat` on an 80x24 "
         "PTY, drains the master with 64 KiB reads and parses nothing: the kernel's speed for any terminal. "
         "tmux: `tmux new-session -d -x 80 -y 24 'cat F; tmux wait-for -S done'` and `tmux wait-for done`. "
-        "Daemon busy: its CPU time (user + system, /proc) over the run's wall time; near 100% the reader "
-        "thread, which parses what it reads, is the limit (the engine's speed, see Throughput), well below "
-        "it the PTY is.",
+        "Daemon busy: its CPU time (user + system, /proc) over the run's wall time, for its reader and (in a "
+        "flood) parser threads together; near 100% for one of them the emulator is the limit (the engine's "
+        "speed, see Throughput), well below it the PTY is.",
     )
 
 

@@ -7,13 +7,13 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::Child;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 use regex_lite::Regex;
-use rustix::event::{poll, PollFd, PollFlags};
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal};
 
@@ -194,6 +194,21 @@ pub struct SettleSpec {
 /// publications of output (see `Inner::drain`): a flood is absorbed in
 /// batches of this size, a trickle read by read.
 const DRAIN_BATCH: usize = 64 * 1024;
+
+/// The reader's buffer: the master hands out at most a few KiB per read.
+const READ_BUF: usize = 4 * 1024;
+
+/// A drain that takes this much without the master running dry is a flood:
+/// from there on a parser thread absorbs the output while the reader keeps
+/// reading (see [`Inner::drain`]).
+const FLOOD: usize = 16 * 1024;
+
+/// How long a parser thread waits for more output before it ends.
+const PARSER_LINGER: Duration = Duration::from_millis(200);
+
+/// While a parser thread lives, the reader looks at pending emulator
+/// replies at least this often (the parser queues them; see `read_loop`).
+const PARSER_POLL: Duration = Duration::from_millis(10);
 
 /// How often a wait looks at [`Until::cancel`].
 pub const CANCEL_POLL: Duration = Duration::from_millis(100);
@@ -383,6 +398,19 @@ struct State {
     holding: Option<rule::Holding>,
 }
 
+/// Output the reader took off the master during a flood, in order, for the
+/// parser thread to absorb (see [`Inner::drain`]). While a parser lives,
+/// every byte read goes through here, so output is absorbed in the order it
+/// was read; when none lives, this is empty and holds no memory.
+#[derive(Default)]
+struct Backlog {
+    bytes: Vec<u8>,
+    /// A parser thread is running.
+    parser: bool,
+    /// The reader has ended: the parser absorbs what is left and ends too.
+    closing: bool,
+}
+
 struct Inner {
     pty: Pty,
     argv: Vec<String>,
@@ -413,9 +441,18 @@ struct Inner {
     /// the session's readers and waiters. Lock order: `state`, then this.
     recorder: Mutex<Option<Recorder>>,
     /// The reader thread is between taking bytes off the master and
-    /// absorbing them: output is in our hands but not yet in the state, so
-    /// an empty master says nothing about whether the program is done.
+    /// absorbing them or handing them to the parser: output is in our hands
+    /// but not yet in the state, so an empty master says nothing about
+    /// whether the program is done.
     reading: AtomicBool,
+    /// Output handed to the parser thread and not yet absorbed (see
+    /// [`Backlog`]); with `reading`, what [`Session::look`] calls absorbing.
+    handed: AtomicUsize,
+    /// Output taken off the master during a flood, waiting for the parser.
+    backlog: Mutex<Backlog>,
+    /// The parser waits here for output, the reader for room, and the end
+    /// of the reader for the end of the parser.
+    backlog_moved: Condvar,
     /// People watching (`pty/attach`), and how many of them may type.
     viewers: AtomicU32,
     typists: AtomicU32,
@@ -566,6 +603,9 @@ impl Session {
             shown: Mutex::new(Vec::new()),
             recorder: Mutex::new(recorder),
             reading: AtomicBool::new(false),
+            handed: AtomicUsize::new(0),
+            backlog: Mutex::new(Backlog::default()),
+            backlog_moved: Condvar::new(),
             viewers: AtomicU32::new(0),
             typists: AtomicU32::new(0),
         });
@@ -1185,7 +1225,10 @@ impl Session {
         let master = self.inner.pty.master();
         let (readiness, wakes) = settle::probe_wakes(master, self.inner.pty.pts(), self.inner.pid);
         let master_readable = pty::ready_now(master, PollFlags::IN).contains(PollFlags::IN);
-        let absorbing = self.inner.reading.load(Ordering::SeqCst);
+        // In this order: the reader counts bytes it hands over before it
+        // lowers `reading`.
+        let absorbing = self.inner.reading.load(Ordering::SeqCst)
+            || self.inner.handed.load(Ordering::SeqCst) > 0;
         // On Linux the master answers for the slave's modes and group.
         let pgid = rustix::termios::tcgetpgrp(master)
             .ok()
@@ -1341,13 +1384,21 @@ impl Inner {
         // discipline's buffer); a larger buffer would only cost memory.
         // Throughput comes from draining it several reads at a time instead
         // (see `drain`).
-        let mut buf = vec![0u8; 4 * 1024];
+        let mut buf = vec![0u8; READ_BUF];
+        let linger = Timespec::try_from(PARSER_POLL).ok();
         loop {
             let want_out = !lock(&self.state).answers.is_empty();
             let mut events = PollFlags::IN;
             if want_out {
                 events |= PollFlags::OUT;
             }
+            // The parser queues the emulator's replies where this thread
+            // does not see them: while one lives, look again soon.
+            let timeout = if lock(&self.backlog).parser {
+                linger.as_ref()
+            } else {
+                None
+            };
             let (rev, stopped, exited) = {
                 let mut fds = [
                     PollFd::from_borrowed_fd(master, events),
@@ -1356,7 +1407,7 @@ impl Inner {
                     PollFd::new(reap.as_ref().map_or(&stop, |(_, fd)| fd), PollFlags::IN),
                 ];
                 let n = if reap.is_some() { 3 } else { 2 };
-                match poll(&mut fds[..n], None) {
+                match poll(&mut fds[..n], timeout) {
                     Ok(_) => {}
                     Err(Errno::INTR) => continue,
                     Err(_) => break,
@@ -1385,6 +1436,17 @@ impl Inner {
             }
         }
         drop(buf);
+        // Output handed to a parser is absorbed before the end is told.
+        let mut bl = lock(&self.backlog);
+        bl.closing = true;
+        self.backlog_moved.notify_all();
+        while bl.parser {
+            bl = self
+                .backlog_moved
+                .wait(bl)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        drop(bl);
         let mut st = lock(&self.state);
         st.output_closed = true;
         st.reader_done = true;
@@ -1397,21 +1459,32 @@ impl Inner {
         }
     }
 
-    /// Take what the master holds now into the screen and transcript, one
-    /// read buffer at a time, until it is empty or [`DRAIN_BATCH`] bytes
-    /// were taken: under one hold of the state, counted as one output
-    /// generation, waking the waits once. A flood thus costs a lock, a
-    /// wake-up and a poll per batch rather than per read. True when no more
+    /// Take what the master holds now, one read buffer at a time, until it
+    /// is empty or [`DRAIN_BATCH`] bytes were taken. True when no more
     /// output can come (every holder of the slave side is gone).
+    ///
+    /// A trickle is absorbed here, into the screen and transcript, under
+    /// one hold of the state: counted as one output generation, waking the
+    /// waits once. A flood thus costs a lock, a wake-up and a poll per batch
+    /// rather than per read.
+    ///
+    /// A flood (more than [`FLOOD`] bytes without the master running dry)
+    /// is handed to a parser thread instead (see [`Backlog`]), so that the
+    /// parsing of one batch overlaps the reading of the next: otherwise the
+    /// program waits on the terminal while this thread parses, and output
+    /// arrives at the emulator's speed and the kernel's added together
+    /// rather than at the slower of the two. The parser ends
+    /// [`PARSER_LINGER`] after the flood does.
     ///
     /// While a recording runs, each read is its own generation: its bytes
     /// go to the file with the state let go (see [`Inner::recorder`]).
-    fn drain(&self, master: std::os::fd::BorrowedFd<'_>, buf: &mut [u8]) -> bool {
+    fn drain(self: &Arc<Self>, master: std::os::fd::BorrowedFd<'_>, buf: &mut [u8]) -> bool {
         // Raised before the bytes leave the master, lowered once they are
-        // absorbed (see `Session::look`).
+        // absorbed or handed over (see `Session::look`).
         self.reading.store(true, Ordering::SeqCst);
         let mut held: Option<std::sync::MutexGuard<'_, State>> = None;
         let mut taken = 0;
+        let mut handing = lock(&self.backlog).parser;
         let closed = loop {
             let n = match rustix::io::read(master, &mut *buf) {
                 Ok(0) => break true,
@@ -1422,22 +1495,20 @@ impl Inner {
                 Err(_) => break true,
             };
             let bytes = &buf[..n];
-            let mut st = held.take().unwrap_or_else(|| lock(&self.state));
-            st.screen.feed(bytes);
-            st.transcript.push(bytes);
             taken += n;
-            // The recording is taken before the state is let go (the one
-            // place both are held, always in this order), so whoever sees
-            // this output in the state and then stops the recording finds
-            // it in the file.
-            let mut rec = lock(&self.recorder);
-            if let Some(r) = rec.as_mut() {
-                self.publish(st);
-                let _ = r.output(bytes);
-                drop(rec);
-            } else {
-                drop(rec);
-                held = Some(st);
+            if !handing && taken >= FLOOD {
+                // What was absorbed here is published first: the parser
+                // takes the state after it.
+                if let Some(st) = held.take() {
+                    self.publish(st);
+                }
+                handing = self.start_parser();
+            }
+            // The parser may have ended (its backlog empty) since: then
+            // this thread absorbs again, in order.
+            if !(handing && self.hand(bytes)) {
+                handing = false;
+                self.absorb(&mut held, bytes);
             }
             if taken >= DRAIN_BATCH {
                 break false;
@@ -1449,6 +1520,121 @@ impl Inner {
         self.reading.store(false, Ordering::SeqCst);
         self.flush_answers();
         closed
+    }
+
+    /// Feed `bytes` to the screen and transcript (and the recording),
+    /// holding the state in `held` for the next bytes unless a recording
+    /// runs.
+    fn absorb<'a>(&'a self, held: &mut Option<std::sync::MutexGuard<'a, State>>, bytes: &[u8]) {
+        let mut st = held.take().unwrap_or_else(|| lock(&self.state));
+        st.screen.feed(bytes);
+        st.transcript.push(bytes);
+        // The recording is taken before the state is let go (the one place
+        // both are held, always in this order), so whoever sees this
+        // output in the state and then stops the recording finds it in the
+        // file.
+        let mut rec = lock(&self.recorder);
+        if let Some(r) = rec.as_mut() {
+            self.publish(st);
+            let _ = r.output(bytes);
+        } else {
+            *held = Some(st);
+        }
+    }
+
+    /// Start a parser thread unless one runs; false when none could start.
+    fn start_parser(self: &Arc<Self>) -> bool {
+        let mut bl = lock(&self.backlog);
+        if !bl.parser && !bl.closing {
+            let me = Arc::clone(self);
+            bl.parser = thread::Builder::new()
+                .name("pty-parser".into())
+                .stack_size(128 * 1024)
+                .spawn(move || me.parse_loop())
+                .is_ok();
+        }
+        bl.parser
+    }
+
+    /// Give `bytes` to the parser, waiting while it is a batch behind;
+    /// false when no parser runs (its backlog is then empty).
+    fn hand(&self, bytes: &[u8]) -> bool {
+        let mut bl = lock(&self.backlog);
+        while bl.parser && bl.bytes.len() >= DRAIN_BATCH {
+            bl = self
+                .backlog_moved
+                .wait(bl)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        if !bl.parser {
+            return false;
+        }
+        if bl.bytes.capacity() == 0 {
+            // Room for a batch and one more read: never grown past it.
+            bl.bytes.reserve_exact(DRAIN_BATCH + READ_BUF);
+        }
+        self.handed.fetch_add(bytes.len(), Ordering::SeqCst);
+        let idle = bl.bytes.is_empty();
+        bl.bytes.extend_from_slice(bytes);
+        if idle {
+            self.backlog_moved.notify_all();
+        }
+        true
+    }
+
+    /// The parser thread: absorb the backlog a batch at a time until it has
+    /// been empty for [`PARSER_LINGER`] or the reader has ended.
+    fn parse_loop(&self) {
+        // Should the emulator panic here, the reader is not left waiting
+        // for a parser that is gone: it absorbs from then on.
+        struct Gone<'a>(&'a Inner);
+        impl Drop for Gone<'_> {
+            fn drop(&mut self) {
+                if thread::panicking() {
+                    let mut bl = lock(&self.0.backlog);
+                    bl.parser = false;
+                    bl.bytes = Vec::new();
+                    self.0.handed.store(0, Ordering::SeqCst);
+                    self.0.backlog_moved.notify_all();
+                }
+            }
+        }
+        let _gone = Gone(self);
+        let mut work: Vec<u8> = Vec::new();
+        loop {
+            let mut bl = lock(&self.backlog);
+            let mut waited = false;
+            while bl.bytes.is_empty() {
+                if bl.closing || waited {
+                    bl.parser = false;
+                    bl.bytes = Vec::new();
+                    self.backlog_moved.notify_all();
+                    return;
+                }
+                let (b, t) = self
+                    .backlog_moved
+                    .wait_timeout(bl, PARSER_LINGER)
+                    .unwrap_or_else(|e| e.into_inner());
+                bl = b;
+                waited = t.timed_out();
+            }
+            // The reader fills the buffer this one was; it may be waiting
+            // for room.
+            let full = bl.bytes.len() >= DRAIN_BATCH;
+            work.clear();
+            std::mem::swap(&mut bl.bytes, &mut work);
+            if full {
+                self.backlog_moved.notify_all();
+            }
+            drop(bl);
+            let mut held = None;
+            self.absorb(&mut held, &work);
+            if let Some(st) = held {
+                self.publish(st);
+            }
+            self.handed.fetch_sub(work.len(), Ordering::SeqCst);
+            self.flush_answers();
+        }
     }
 
     /// Make output just absorbed into `st` known: a new generation, the
