@@ -63,11 +63,14 @@ pub fn bool_param(p: &Params, name: &str) -> Result<Option<bool>, ParamError> {
     }
 }
 
-/// A whole number (a float without a fraction counts).
+/// A whole number (a float without a fraction counts). One beyond `u64`
+/// (JSON reads it as a float) is `u64::MAX`: every field clamps or refuses
+/// out-of-range values itself, as for any other large number.
 fn whole(v: &Value) -> Option<u64> {
     v.as_u64().or_else(|| {
         v.as_f64()
-            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+            // `as` saturates.
             .map(|f| f as u64)
     })
 }
@@ -162,6 +165,8 @@ mod tests {
             Err("s must be true or false".into())
         );
         assert_eq!(u64_param(&p, "i"), Ok(Some(3)));
+        let huge = params(serde_json::from_slice(br#"{"n": 100000000000000000000}"#).unwrap());
+        assert_eq!(u64_param(&huge, "n"), Ok(Some(u64::MAX)));
         for bad in ["neg", "f", "s"] {
             assert_eq!(
                 u64_param(&p, bad).map_err(|e| e.to_string()),

@@ -291,10 +291,45 @@ impl Conn {
         let mut buf = Vec::with_capacity(line.len() + 1);
         buf.extend_from_slice(line.as_bytes());
         buf.push(b'\n');
-        match self {
-            Conn::Unix(s) => s.write_all(&buf),
-            Conn::Tcp(s) => s.write_all(&buf),
+        self.write_within(&buf)
+    }
+    /// Write all of `bytes` within the connection's write timeout, counted
+    /// for the whole answer: a send that times out having taken part of it
+    /// does not start the clock again for the rest.
+    fn write_within(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        let limit = match self {
+            Conn::Unix(s) => s.write_timeout()?,
+            Conn::Tcp(s) => s.write_timeout()?,
+        };
+        let deadline = limit.map(|l| Instant::now() + l);
+        let mut shortened = false;
+        let done = loop {
+            if bytes.is_empty() {
+                break Ok(());
+            }
+            let n = match self {
+                Conn::Unix(s) => s.write(bytes),
+                Conn::Tcp(s) => s.write(bytes),
+            };
+            match n {
+                Ok(0) => break Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => bytes = &bytes[n..],
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+            if let (Some(deadline), false) = (deadline, bytes.is_empty()) {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break Err(io::ErrorKind::TimedOut.into());
+                }
+                shortened = true;
+                self.set_write_timeout(Some(left))?;
+            }
+        };
+        if shortened {
+            self.set_write_timeout(limit)?;
         }
+        done
     }
 }
 
@@ -618,11 +653,8 @@ fn serve_conn(mut conn: Conn, cx: &ConnCtx, early: Early) -> After {
         return After::Continue;
     };
     let _ = conn.set_write_timeout(Some(limits::CLIENT_WRITE_TIMEOUT));
-    if !early.output.is_empty() {
-        let written = conn.writer().and_then(|mut w| w.write_all(&early.output));
-        if written.is_err() {
-            return After::Continue;
-        }
+    if !early.output.is_empty() && conn.write_within(&early.output).is_err() {
+        return After::Continue;
     }
     let reader: Box<dyn Read + Send> = Box::new(io::Cursor::new(early.input).chain(reader));
     let mut reader = BufReader::with_capacity(64 * 1024, reader);

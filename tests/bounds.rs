@@ -695,3 +695,54 @@ fn concurrent_starts_never_pass_the_session_limit() {
         Some(limits::MAX_SESSIONS)
     );
 }
+
+/// A client that asks for a big answer and never reads it is closed once
+/// `CLIENT_WRITE_TIMEOUT` has passed for that answer as a whole: the part
+/// the socket took at first does not start the clock again for the rest.
+/// (The margins are the point: a second period would close it at twice the
+/// limit.)
+#[test]
+fn an_answer_never_read_closes_the_connection_after_the_write_timeout() {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let (sb, _) = daemon("bounds-unread");
+    let mut rpc = sb.rpc();
+    rpc.ok(
+        "pty/start",
+        json!({"session": "big", "argv": ["sh", "-c", "head -c 1000000 /dev/zero | tr '\\0' x"]}),
+    );
+    rpc.ok(
+        "pty/wait",
+        json!({"session": "big", "exit": true, "timeout": 60_000}),
+    );
+    let mut s = UnixStream::connect(sb.socket()).expect("connect");
+    let ask = json!({"jsonrpc": "2.0", "id": 1, "method": "pty/output",
+                     "params": {"session": "big", "offset": 0, "max": 2_000_000}});
+    writeln!(s, "{ask}").expect("ask");
+    let t = Instant::now();
+    let limit = limits::CLIENT_WRITE_TIMEOUT;
+    let closed = loop {
+        let mut fds = [PollFd::new(&s, PollFlags::RDHUP)];
+        let tick = Timespec {
+            tv_sec: 1,
+            tv_nsec: 0,
+        };
+        poll(&mut fds, Some(&tick)).expect("poll");
+        if fds[0]
+            .revents()
+            .intersects(PollFlags::RDHUP | PollFlags::HUP)
+        {
+            break t.elapsed();
+        }
+        assert!(
+            t.elapsed() < limit * 2,
+            "still open after {:?}",
+            t.elapsed()
+        );
+    };
+    assert!(
+        closed >= limit - Duration::from_secs(1) && closed < limit + limit / 2,
+        "closed after {closed:?}, the limit is {limit:?}"
+    );
+    // The daemon serves others meanwhile and after.
+    rpc.ok("pty/status", json!({"session": "big"}));
+}
