@@ -227,43 +227,73 @@ impl Term {
         if p.is_empty() {
             self.pen = Pen::default();
         } else if p.has_subparams() {
-            self.sgr_groups(p.groups());
+            self.sgr_subparams(p);
         } else {
-            // Without `:` every value is a group of its own.
-            self.sgr_groups(p.values().chunks(1));
+            self.sgr_values(p.values());
         }
+    }
+
+    /// SGR without `:` (what programs send nearly always): the values by
+    /// index into a pen kept in registers, rather than through an iterator
+    /// of one-value groups. Does what [`Term::sgr_groups`] does with each
+    /// value a group of its own (`sgr_values_match_groups` checks it).
+    #[inline]
+    fn sgr_values(&mut self, v: &[u16]) {
+        let mut pen = self.pen;
+        let mut i = 0;
+        while let Some(&code) = v.get(i) {
+            i += 1;
+            match code {
+                0 => pen = Pen::default(),
+                1 => pen.attrs |= cell::BOLD,
+                22 => pen.attrs &= !(cell::BOLD | cell::DIM),
+                30..=37 => pen.fg = indexed(code - 30),
+                39 => pen.fg = 0,
+                40..=47 => pen.bg = indexed(code - 40),
+                49 => pen.bg = 0,
+                90..=97 => pen.fg = indexed(code - 90 + 8),
+                100..=107 => pen.bg = indexed(code - 100 + 8),
+                38 | 48 | 58 => {
+                    // `38;5;n` or `38;2;r;g;b`; a selector of another
+                    // kind is dropped alone, a cut one ends the sequence.
+                    let color = match v.get(i) {
+                        Some(5) => v.get(i + 1).map(|&n| indexed(n)),
+                        Some(2) => match v.get(i + 1..i + 4) {
+                            Some(&[r, g, b]) => {
+                                Some(pack_color(Color::Rgb(r as u8, g as u8, b as u8)))
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    i += match v.get(i) {
+                        Some(5) => 2,
+                        Some(2) => 4,
+                        _ => 1,
+                    };
+                    match (code, color) {
+                        (38, Some(c)) => pen.fg = c,
+                        (48, Some(c)) => pen.bg = c,
+                        _ => {}
+                    }
+                }
+                _ => sgr_attr(&mut pen, &[code]),
+            }
+        }
+        self.pen = pen;
+    }
+
+    /// SGR with `:` sub-parameters, out of the fast path's way.
+    #[cold]
+    #[inline(never)]
+    fn sgr_subparams(&mut self, p: &Params) {
+        self.sgr_groups(p.groups());
     }
 
     fn sgr_groups<'a>(&mut self, mut groups: impl Iterator<Item = &'a [u16]>) {
         while let Some(g) = groups.next() {
             let pen = &mut self.pen;
             match g[0] {
-                0 => *pen = Pen::default(),
-                1 => pen.set(cell::BOLD, true),
-                2 => pen.set(cell::DIM, true),
-                3 => pen.set(cell::ITALIC, true),
-                4 => pen.set_underline(if g.len() > 1 { g[1].min(5) as u8 } else { 1 }),
-                5 | 6 => pen.set(cell::BLINK, true),
-                7 => pen.set(cell::INVERSE, true),
-                8 => pen.set(cell::HIDDEN, true),
-                9 => pen.set(cell::STRIKE, true),
-                21 => pen.set_underline(2),
-                22 => {
-                    pen.set(cell::BOLD, false);
-                    pen.set(cell::DIM, false);
-                }
-                23 => pen.set(cell::ITALIC, false),
-                24 => pen.set_underline(0),
-                25 => pen.set(cell::BLINK, false),
-                27 => pen.set(cell::INVERSE, false),
-                28 => pen.set(cell::HIDDEN, false),
-                29 => pen.set(cell::STRIKE, false),
-                c @ 30..=37 => pen.fg = pack_color(Color::Indexed((c - 30) as u8)),
-                39 => pen.fg = 0,
-                c @ 40..=47 => pen.bg = pack_color(Color::Indexed((c - 40) as u8)),
-                49 => pen.bg = 0,
-                c @ 90..=97 => pen.fg = pack_color(Color::Indexed((c - 90 + 8) as u8)),
-                c @ 100..=107 => pen.bg = pack_color(Color::Indexed((c - 100 + 8) as u8)),
                 c @ (38 | 48 | 58) => {
                     let color = if g.len() > 1 {
                         colon_color(g)
@@ -278,9 +308,50 @@ impl Term {
                         }
                     }
                 }
-                _ => {}
+                _ => sgr_attr(pen, g),
             }
         }
+    }
+}
+
+/// The packed palette colour `n` (its low eight bits, as xterm takes it).
+#[inline]
+fn indexed(n: u16) -> u32 {
+    pack_color(Color::Indexed(n as u8))
+}
+
+/// One SGR group other than an extended colour: its value and any `:`
+/// sub-values.
+#[inline(always)]
+fn sgr_attr(pen: &mut Pen, g: &[u16]) {
+    match g[0] {
+        0 => *pen = Pen::default(),
+        1 => pen.set(cell::BOLD, true),
+        2 => pen.set(cell::DIM, true),
+        3 => pen.set(cell::ITALIC, true),
+        4 => pen.set_underline(if g.len() > 1 { g[1].min(5) as u8 } else { 1 }),
+        5 | 6 => pen.set(cell::BLINK, true),
+        7 => pen.set(cell::INVERSE, true),
+        8 => pen.set(cell::HIDDEN, true),
+        9 => pen.set(cell::STRIKE, true),
+        21 => pen.set_underline(2),
+        22 => {
+            pen.set(cell::BOLD, false);
+            pen.set(cell::DIM, false);
+        }
+        23 => pen.set(cell::ITALIC, false),
+        24 => pen.set_underline(0),
+        25 => pen.set(cell::BLINK, false),
+        27 => pen.set(cell::INVERSE, false),
+        28 => pen.set(cell::HIDDEN, false),
+        29 => pen.set(cell::STRIKE, false),
+        c @ 30..=37 => pen.fg = pack_color(Color::Indexed((c - 30) as u8)),
+        39 => pen.fg = 0,
+        c @ 40..=47 => pen.bg = pack_color(Color::Indexed((c - 40) as u8)),
+        49 => pen.bg = 0,
+        c @ 90..=97 => pen.fg = pack_color(Color::Indexed((c - 90 + 8) as u8)),
+        c @ 100..=107 => pen.bg = pack_color(Color::Indexed((c - 100 + 8) as u8)),
+        _ => {}
     }
 }
 
@@ -307,5 +378,54 @@ fn semicolon_color<'a>(groups: &mut impl Iterator<Item = &'a [u16]>) -> Option<C
             Some(Color::Rgb(r, g, b))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::cell::Pen;
+    use super::super::term::Term;
+
+    /// The SGR fast path (`sgr_values`) leaves the same pen as the general
+    /// one (`sgr_groups`, each value a group of its own) from any pen, for
+    /// random lists of the values that matter: every attribute and colour
+    /// code, extended colours with their selectors and values cut short
+    /// (`38`, `38;5`, `38;2;1;2`), unknown selectors (`38;7;1`), the
+    /// underline colour (58), values out of range (256, 65535).
+    #[test]
+    fn sgr_values_match_groups() {
+        const CODES: &[u16] = &[
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 21, 22, 23, 24, 25, 27, 28, 29, 30, 31, 37, 38, 39,
+            40, 47, 48, 49, 58, 59, 89, 90, 97, 98, 99, 100, 107, 108, 255, 256, 65535,
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut fast = Term::new(10, 2, 0);
+        let mut general = Term::new(10, 2, 0);
+        for case in 0..200_000 {
+            let len = rand(9);
+            let v: Vec<u16> = (0..len)
+                .map(|_| match rand(4) {
+                    0 => [2, 5][rand(2)],
+                    1 => rand(300) as u16,
+                    _ => CODES[rand(CODES.len())],
+                })
+                .collect();
+            let start = if rand(8) == 0 {
+                Pen::default()
+            } else {
+                fast.pen
+            };
+            fast.pen = start;
+            general.pen = start;
+            fast.sgr_values(&v);
+            general.sgr_groups(v.chunks(1));
+            assert_eq!(fast.pen, general.pen, "case {case}: {v:?} from {start:?}");
+        }
     }
 }

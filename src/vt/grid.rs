@@ -90,7 +90,7 @@ impl Row {
     pub fn reset(&mut self, cols: usize, fill: Cell) {
         if fill == Cell::BLANK && (self.cells.len() == cols || self.cells.is_empty()) {
             let end = self.extent.min(self.cells.len());
-            self.cells[..end].fill(fill);
+            blank_cells(&mut self.cells[..end]);
             self.extent = 0;
             self.plain = true;
             self.styled = false;
@@ -336,6 +336,19 @@ fn put_cells(buf: &mut [u8], pos: &mut usize, cells: &[Cell], mut i: usize) -> u
         i += 1 + usize::from(cell.flags & WIDE);
     }
     i
+}
+
+/// Blank `cells`, four at a time.
+#[inline]
+fn blank_cells(cells: &mut [Cell]) {
+    let mut chunks = cells.chunks_exact_mut(4);
+    for c in chunks.by_ref() {
+        c[0] = Cell::BLANK;
+        c[1] = Cell::BLANK;
+        c[2] = Cell::BLANK;
+        c[3] = Cell::BLANK;
+    }
+    chunks.into_remainder().fill(Cell::BLANK);
 }
 
 /// Buffers reused from one line to the next while encoding rows.
@@ -615,7 +628,8 @@ impl Scrollback {
 
     /// Push a visible row that scrolled off and blank it with `fill` for
     /// reuse ([`Row::reset`]). A plain row leaving for a blank one (the
-    /// common case: a log scrolling) is read and blanked in the same pass.
+    /// common case: a log scrolling) goes straight into the ring and is blanked
+    /// after.
     pub fn push_and_reset(&mut self, row: &mut Row, cols: usize, fill: Cell) {
         let lazy = row.cells.is_empty();
         if self.limit == 0
@@ -631,11 +645,9 @@ impl Scrollback {
         // Cells from `n` on are blank already (trimmed, or past the extent).
         // The bytes go straight into the ring (no scratch, no copy).
         let slot = self.make_room(n, 0, row.wrapped);
-        self.text.extend_exact(
-            row.cells[..n]
-                .iter_mut()
-                .map(|c| std::mem::replace(c, Cell::BLANK).ch as u8),
-        );
+        let cells = &mut row.cells[..n];
+        self.text.extend_exact(cells.iter().map(|c| c.ch as u8));
+        blank_cells(cells);
         self.lines.push(slot);
         self.pushed += 1;
         row.extent = 0;

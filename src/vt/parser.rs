@@ -392,32 +392,42 @@ impl Parser {
     fn csi_params<P: Perform>(&mut self, perf: &mut P, bytes: &[u8]) -> usize {
         // The parameter being read stays in locals (registers) until the
         // sequence ends or something unusual needs the general path.
+        // So do the state (CsiParam from the first digit or `;` on) and
+        // the count of values.
         let (mut cur, mut started) = (self.cur, self.cur_started);
+        let mut len = self.params.len;
         for (i, &b) in bytes.iter().enumerate() {
-            match b {
-                b'0'..=b'9' => {
-                    cur = (cur * 10 + u32::from(b - b'0')).min(u32::from(u16::MAX));
-                    started = true;
+            let digit = b.wrapping_sub(b'0');
+            if digit < 10 {
+                cur = (cur * 10 + u32::from(digit)).min(u32::from(u16::MAX));
+                started = true;
+            } else if b == b';' {
+                if len < MAX_PARAMS {
+                    self.params.values[len] = cur as u16;
+                    len += 1;
+                } else {
+                    self.params_overflow = true;
+                }
+                (cur, started) = (0, false);
+            } else {
+                (self.cur, self.cur_started) = (cur, started);
+                self.params.len = len;
+                if i > 0 {
                     self.state = State::CsiParam;
                 }
-                b';' => {
-                    self.cur = cur;
-                    self.param_end(false);
-                    (cur, started) = (0, false);
-                    self.state = State::CsiParam;
+                if (0x40..=0x7e).contains(&b) {
+                    self.csi_dispatch(perf, b);
+                } else {
+                    self.byte(perf, b);
                 }
-                _ => {
-                    (self.cur, self.cur_started) = (cur, started);
-                    if (0x40..=0x7e).contains(&b) {
-                        self.csi_dispatch(perf, b);
-                    } else {
-                        self.byte(perf, b);
-                    }
-                    return i + 1;
-                }
+                return i + 1;
             }
         }
         (self.cur, self.cur_started) = (cur, started);
+        self.params.len = len;
+        if !bytes.is_empty() {
+            self.state = State::CsiParam;
+        }
         bytes.len()
     }
 

@@ -251,3 +251,55 @@ fn three_byte_runs_split_across_chunks() {
         assert_eq!(log.0, parse(input), "cut at {cut}");
     }
 }
+
+/// The CSI parameter loop (values counted in registers, the state set once
+/// per call) against what the sequences mean, whole and split at every
+/// byte: empty and missing values, `:` mixed in, private markers and
+/// intermediates, a marker after a value (ignored), a control inside, and
+/// exactly 32 values against 33 (flagged ignored).
+#[test]
+fn csi_parameters_split_anywhere() {
+    let many = |n: usize| {
+        let vals: Vec<String> = (0..n).map(|i| (i % 10).to_string()).collect();
+        format!("\x1b[{}m", vals.join(";"))
+    };
+    let cases: Vec<(String, Vec<String>)> = vec![
+        ("\x1b[m".into(), vec!["csi:m".into()]),
+        ("\x1b[;m".into(), vec!["csi:0;0m".into()]),
+        ("\x1b[1;m".into(), vec!["csi:1;0m".into()]),
+        ("\x1b[;;1m".into(), vec!["csi:0;0;1m".into()]),
+        ("\x1b[38;5;300m".into(), vec!["csi:38;5;300m".into()]),
+        (
+            "\x1b[38;2;1;2;3;48;5;9m".into(),
+            vec!["csi:38;2;1;2;3;48;5;9m".into()],
+        ),
+        ("\x1b[1:2;3m".into(), vec!["csi:1:2;3m".into()]),
+        ("\x1b[1;38:5:2m".into(), vec!["csi:1;38:5:2m".into()]),
+        ("\x1b[?1;2m".into(), vec!["csi:?1;2m".into()]),
+        ("\x1b[1;2 m".into(), vec!["csi: 1;2m".into()]),
+        ("\x1b[1;?mx".into(), vec!["print:x".into()]),
+        (
+            "\x1b[1;\r2m".into(),
+            vec!["exec:0d".into(), "csi:1;2m".into()],
+        ),
+        ("\x1b[70000;1m".into(), vec!["csi:65535;1m".into()]),
+        (many(32), vec![format!("csi:{}", &many(32)[2..])]),
+        (many(33), vec![format!("csi:{}!", &many(32)[2..])]),
+        (
+            format!("{};m", &many(32)[..many(32).len() - 1]),
+            vec![format!("csi:{}!", &many(32)[2..])],
+        ),
+    ];
+    for (input, want) in &cases {
+        let input = input.as_bytes();
+        assert_eq!(&parse(input), want, "{input:?}");
+        assert_eq!(&parse_bytewise(input), want, "{input:?} bytewise");
+        for cut in 0..input.len() {
+            let mut p = Parser::new();
+            let mut log = Log::default();
+            p.advance(&mut log, &input[..cut]);
+            p.advance(&mut log, &input[cut..]);
+            assert_eq!(&log.0, want, "{input:?} cut at {cut}");
+        }
+    }
+}

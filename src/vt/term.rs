@@ -141,6 +141,15 @@ impl Term {
     /// wide character cut by either edge.
     #[inline]
     fn split_wide(&mut self, row: usize, start: usize, end: usize) {
+        // Cells from the extent on are blank, and both halves of a wide
+        // character are before it: text added at the end of a row (nearly
+        // all of it) has nothing to split.
+        if start < self.grid[row].extent {
+            self.split_wide_cells(row, start, end);
+        }
+    }
+
+    fn split_wide_cells(&mut self, row: usize, start: usize, end: usize) {
         let cells = &mut self.grid[row].cells;
         let len = cells.len();
         let blank = |c: &mut Cell| *c = Cell::erased(c.pen());
