@@ -23,7 +23,7 @@ use crate::text::cut_char_len;
 pub struct Recorder {
     queue: mpsc::SyncSender<Event>,
     /// The thread's last word: the file's path, or why it failed.
-    done: mpsc::Receiver<io::Result<PathBuf>>,
+    done: crate::sync::Take<io::Result<PathBuf>>,
     path: PathBuf,
     started: Instant,
     events: u64,
@@ -56,7 +56,7 @@ impl Recorder {
             )
         })?;
         let (queue, events) = mpsc::sync_channel::<Event>(limits::RECORD_QUEUE);
-        let (tell, done) = mpsc::sync_channel(1);
+        let (tell, done) = crate::sync::handoff();
         std::thread::Builder::new()
             .name("recorder".into())
             .stack_size(64 * 1024)
@@ -77,7 +77,7 @@ impl Recorder {
                     }
                     file.finish()
                 };
-                let _ = tell.send(write());
+                tell.give(write());
             })?;
         Ok(Recorder {
             queue,
@@ -155,9 +155,9 @@ impl Recorder {
             let _ = self.queue.send(Event::Dropped(t, self.dropped));
         }
         drop(self.queue);
-        match self.done.recv_timeout(limits::RECORD_FINISH_WAIT) {
-            Ok(result) => result,
-            Err(_) => Err(io::Error::new(
+        match self.done.within(limits::RECORD_FINISH_WAIT) {
+            Some(result) => result,
+            None => Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 format!(
                     "{} does not take writes: the rest of the recording is written when it does",
