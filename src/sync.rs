@@ -123,6 +123,143 @@ impl<T> Take<T> {
     }
 }
 
+/// A bounded queue from one thread to another (a recording's events to its
+/// writer): [`queue`]. What a bounded channel does here, in a fraction of
+/// the code; the sender wakes the receiver only when it waits, so a push
+/// costs a lock and no system call.
+pub(crate) fn queue<T>(bound: usize) -> (Sender<T>, Receiver<T>) {
+    let shared = std::sync::Arc::new(Queue {
+        state: Mutex::new(QueueState {
+            items: std::collections::VecDeque::new(),
+            bound,
+            sender_gone: false,
+            receiver_gone: false,
+            waiting: 0,
+        }),
+        changed: std::sync::Condvar::new(),
+    });
+    (Sender(std::sync::Arc::clone(&shared)), Receiver(shared))
+}
+
+struct Queue<T> {
+    state: Mutex<QueueState<T>>,
+    changed: std::sync::Condvar,
+}
+
+struct QueueState<T> {
+    items: std::collections::VecDeque<T>,
+    bound: usize,
+    sender_gone: bool,
+    receiver_gone: bool,
+    /// Threads blocked on `changed` (the receiver on an empty queue, the
+    /// sender on a full one).
+    waiting: usize,
+}
+
+impl<T> Queue<T> {
+    /// Wait for a change while `st` shows none that matters to the caller.
+    fn wait<'a>(&self, mut st: MutexGuard<'a, QueueState<T>>) -> MutexGuard<'a, QueueState<T>> {
+        st.waiting += 1;
+        st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        st.waiting -= 1;
+        st
+    }
+
+    /// Tell a waiting thread (if any) that `st` changed.
+    fn changed(&self, st: &QueueState<T>) {
+        if st.waiting > 0 {
+            self.changed.notify_all();
+        }
+    }
+}
+
+/// The sending side of a [`queue`]; dropping it ends the queue once the
+/// receiver has taken what is in it.
+pub(crate) struct Sender<T>(std::sync::Arc<Queue<T>>);
+
+/// The receiving side of a [`queue`]; dropping it discards what is queued
+/// and refuses later sends.
+pub(crate) struct Receiver<T>(std::sync::Arc<Queue<T>>);
+
+/// Why [`Sender::try_send`] did not queue a value.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Refused {
+    Full,
+    /// The receiver is gone.
+    Gone,
+}
+
+impl<T> Sender<T> {
+    /// Queue `value` unless the queue is full or the receiver is gone.
+    pub(crate) fn try_send(&self, value: T) -> Result<(), Refused> {
+        let mut st = lock(&self.0.state);
+        if st.receiver_gone {
+            return Err(Refused::Gone);
+        }
+        if st.items.len() >= st.bound {
+            return Err(Refused::Full);
+        }
+        st.items.push_back(value);
+        self.0.changed(&st);
+        Ok(())
+    }
+
+    /// Queue `value`, waiting while the queue is full; `Err` when the
+    /// receiver is gone.
+    pub(crate) fn send(&self, value: T) -> Result<(), Refused> {
+        let mut st = lock(&self.0.state);
+        loop {
+            if st.receiver_gone {
+                return Err(Refused::Gone);
+            }
+            if st.items.len() < st.bound {
+                st.items.push_back(value);
+                self.0.changed(&st);
+                return Ok(());
+            }
+            st = self.0.wait(st);
+        }
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        let mut st = lock(&self.0.state);
+        st.sender_gone = true;
+        self.0.changed(&st);
+    }
+}
+
+impl<T> Receiver<T> {
+    /// The next value, waiting for one; `None` once the sender is gone and
+    /// the queue is empty.
+    pub(crate) fn recv(&self) -> Option<T> {
+        let mut st = lock(&self.0.state);
+        loop {
+            if let Some(value) = st.items.pop_front() {
+                self.0.changed(&st);
+                return Some(value);
+            }
+            if st.sender_gone {
+                return None;
+            }
+            st = self.0.wait(st);
+        }
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        let items = {
+            let mut st = lock(&self.0.state);
+            st.receiver_gone = true;
+            self.0.changed(&st);
+            std::mem::take(&mut st.items)
+        };
+        drop(items);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -149,5 +286,32 @@ mod tests {
         // Nothing given yet: the wait ends at its limit.
         let (_give, take) = super::handoff::<u8>();
         assert_eq!(take.within(Duration::from_millis(1)), None);
+    }
+
+    #[test]
+    fn a_queue_keeps_order_and_its_bound_and_ends_with_either_side() {
+        use super::Refused;
+        let (tx, rx) = super::queue(2);
+        tx.try_send(1).unwrap();
+        tx.try_send(2).unwrap();
+        assert_eq!(tx.try_send(3), Err(Refused::Full));
+        assert_eq!(rx.recv(), Some(1));
+        tx.try_send(3).unwrap();
+        // A blocking send waits for room, which the receiver makes.
+        let t = std::thread::spawn(move || {
+            tx.send(4).unwrap();
+            tx.send(5).unwrap();
+        });
+        let got: Vec<i32> = std::iter::from_fn(|| rx.recv()).collect();
+        assert_eq!(got, [2, 3, 4, 5], "in order, and ended with the sender");
+        t.join().unwrap();
+
+        // The receiver gone: sends are refused, a blocked one woken.
+        let (tx, rx) = super::queue(1);
+        tx.try_send(1).unwrap();
+        let t = std::thread::spawn(move || tx.send(2));
+        std::thread::sleep(Duration::from_millis(20));
+        drop(rx);
+        assert_eq!(t.join().unwrap(), Err(Refused::Gone));
     }
 }
