@@ -15,6 +15,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use crate::json::json;
 
 use crate::limits;
+use crate::sync::Start;
 use crate::text::cut_char_len;
 
 /// A recording in progress: events are timed here and written by the
@@ -59,7 +60,7 @@ impl Recorder {
         std::thread::Builder::new()
             .name("recorder".into())
             .stack_size(64 * 1024)
-            .spawn(move || {
+            .start(move || {
                 let write = || -> io::Result<PathBuf> {
                     // Dropped on the way out, so that a failed file refuses
                     // later events at once.

@@ -479,7 +479,7 @@ pub fn via(command: &str) -> Result<(UnixStream, ViaCall), Failed> {
     let (ours, mut child) = spawn_on_pair(cmd)?;
     let (tx, said) = crate::sync::handoff();
     let err = child.stderr.take();
-    std::thread::spawn(move || {
+    crate::sync::spawn(move || {
         let mut words = Vec::new();
         if let Some(e) = err {
             // Bounded: a chatty command cannot fill our memory.
@@ -542,7 +542,7 @@ fn spawn_on_pair(mut cmd: Command) -> Result<(UnixStream, Child), Failed> {
 
 /// Reap `child` when it ends, without holding up the caller.
 fn reap_later(mut child: Child) {
-    std::thread::spawn(move || {
+    crate::sync::spawn(move || {
         let _ = child.wait();
     });
 }
@@ -591,7 +591,7 @@ pub fn run_bounded(mut cmd: Command, input: &[u8], limit: Duration) -> Result<Ou
     let mut child = cmd.spawn().map_err(Bounded::Spawn)?;
     if let Some(mut i) = child.stdin.take() {
         let input = input.to_vec();
-        std::thread::spawn(move || {
+        crate::sync::spawn(move || {
             let _ = i.write_all(&input);
         });
     }

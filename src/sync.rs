@@ -60,6 +60,45 @@ impl Drop for PendingGuard {
     }
 }
 
+/// Starting threads through one instance of std's spawn: [`Start::start`]
+/// for a configured `std::thread::Builder`, [`spawn`] for
+/// `std::thread::spawn`. std's spawn is generic over the closure, and its
+/// code (the new thread's handle, its start, the packet its result goes
+/// to) would otherwise be compiled once for each of the crate's twenty or
+/// so thread bodies; boxed, they share one.
+pub(crate) trait Start {
+    /// `Builder::spawn` for a thread that returns nothing.
+    fn start(
+        self,
+        f: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<std::thread::JoinHandle<()>>;
+}
+
+impl Start for std::thread::Builder {
+    fn start(
+        self,
+        f: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<std::thread::JoinHandle<()>> {
+        start_boxed(self, Box::new(f))
+    }
+}
+
+fn start_boxed(
+    builder: std::thread::Builder,
+    f: Box<dyn FnOnce() + Send>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    builder.spawn(f)
+}
+
+/// `std::thread::spawn` (see [`Start`]): panics as it does, with its
+/// message, when the system has no thread to give.
+pub(crate) fn spawn(f: impl FnOnce() + Send + 'static) -> std::thread::JoinHandle<()> {
+    match start_boxed(std::thread::Builder::new(), Box::new(f)) {
+        Ok(handle) => handle,
+        Err(e) => panic!("failed to spawn thread: {e:?}"),
+    }
+}
+
 /// A value that one thread hands to another once (a helper thread's last
 /// word: a recording's result, a command's standard error), taken with a
 /// bounded wait: [`handoff`]. What a one-slot channel does here, in a
@@ -263,6 +302,23 @@ impl<T> Drop for Receiver<T> {
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
+
+    #[test]
+    fn started_threads_keep_their_name_and_run_their_body() {
+        use super::Start;
+        let named = std::thread::Builder::new()
+            .name("named".into())
+            .stack_size(64 * 1024)
+            .start(|| assert_eq!(std::thread::current().name(), Some("named")))
+            .unwrap();
+        assert!(named.join().is_ok());
+        let (give, take) = super::handoff();
+        let unnamed = super::spawn(move || give.give(std::thread::current().name().is_none()));
+        assert_eq!(take.within(Duration::from_secs(60)), Some(true));
+        assert!(unnamed.join().is_ok());
+        // A panic stays in its thread, as with std's spawn.
+        assert!(super::spawn(|| panic!("a bug")).join().is_err());
+    }
 
     #[test]
     fn a_handoff_gives_once_and_says_when_nothing_comes() {
