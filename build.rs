@@ -1,5 +1,5 @@
-//! Link settings for glibc targets: the unwinder statically, and the
-//! relocations packed.
+//! Link settings for glibc targets: the unwinder statically, the
+//! relocations packed, and identical functions folded.
 //!
 //! ## Relocations
 //!
@@ -27,6 +27,24 @@
 //! cross-compiling, without a C compiler for the target in `CC_<target>` or
 //! `TARGET_CC`) nothing changes.
 //!
+//! ## Identical code folding
+//!
+//! `--icf=all` makes the linker keep one copy of functions whose code came
+//! out identical (generic instances over types of one layout, drop glue):
+//! about 10 KB here. Rust functions carry `unnamed_addr`, so no function's
+//! address is relied upon to be unique; lld leaves out of the folding every
+//! function whose unwind entry names a landing-pad table, so unwinding is
+//! untouched. lld, gold and mold know the option; GNU ld (bfd) refuses it and
+//! the link fails. Which linker a glibc build uses depends on the toolchain
+//! (rustc 1.90 on x86_64-unknown-linux-gnu links with its own rust-lld, other
+//! targets and older toolchains with the C compiler's default, usually bfd)
+//! and on the user's settings (`-C linker`, `-C link-self-contained`,
+//! `-C link-arg=-fuse-ld=...`, cargo's `target.<triple>.linker`). Rather than
+//! guess from those, we ask the linker: link an empty program with the same
+//! rustc, target, flags and linker plus the option (a fraction of a second),
+//! and pass the option on only if that link succeeds. The static musl builds
+//! always link with rust-lld and set it in .cargo/config.toml.
+//!
 //! The static musl builds (`make static`, settings in .cargo/config.toml)
 //! need none of this and return at once: musl targets link with crt-static,
 //! and rustc then takes the unwinder from LLVM's `libunwind.a` among the
@@ -52,6 +70,9 @@ fn main() {
     let cross = var("HOST") != target;
     if !cross && glibc_reads_relr() {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    }
+    if linker_folds(&target) {
+        println!("cargo:rustc-link-arg-bins=-Wl,--icf=all");
     }
     // The C compiler for the target, as the `cc` crate would pick it. When
     // cross-compiling, the host's `cc` would name the host's archive: without
@@ -109,6 +130,36 @@ fn glibc_reads_relr() -> bool {
         .map(|n| n.parse::<u32>().unwrap_or(0));
     let (major, minor) = (nums.next().unwrap_or(0), nums.next().unwrap_or(0));
     out.status.success() && (major, minor) >= (2, 36)
+}
+
+/// Whether the linker this build uses accepts `--icf=all`: an empty program
+/// linked with it, with the same rustc, target, flags and linker as the
+/// binary's.
+fn linker_folds(target: &str) -> bool {
+    for name in ["RUSTC_LINKER", "CARGO_ENCODED_RUSTFLAGS"] {
+        println!("cargo:rerun-if-env-changed={name}");
+    }
+    let (Some(rustc), Some(out)) = (env::var_os("RUSTC"), env::var_os("OUT_DIR")) else {
+        return false;
+    };
+    let dir = PathBuf::from(out).join("icf-probe");
+    let src = dir.join("probe.rs");
+    if std::fs::create_dir_all(&dir).is_err() || std::fs::write(&src, "fn main() {}\n").is_err() {
+        return false;
+    }
+    let mut cmd = Command::new(rustc);
+    cmd.arg("--target").arg(target);
+    let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    cmd.args(flags.split('\x1f').filter(|f| !f.is_empty()));
+    if let Ok(linker) = env::var("RUSTC_LINKER") {
+        cmd.arg("-C").arg(format!("linker={linker}"));
+    }
+    cmd.args(["-C", "link-arg=-Wl,--icf=all", "-o"])
+        .arg(dir.join("probe"))
+        .arg(&src)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    cmd.status().is_ok_and(|s| s.success())
 }
 
 /// A path as a linker-script file name (quoted: paths may hold spaces).

@@ -28,6 +28,7 @@ use crate::limits;
 use crate::lines::read_bounded_line;
 use crate::ops;
 use crate::session::Session;
+use crate::sync::Start;
 
 /// What a viewer asked for.
 #[derive(Clone, Copy, Debug, Default)]
@@ -121,7 +122,7 @@ pub fn serve(
         let (session, gone) = (Arc::clone(&session), Arc::clone(&gone));
         std::thread::Builder::new()
             .name("viewer-input".into())
-            .spawn(move || take_input(input, &session, asked, &gone))
+            .start(move || take_input(input, &session, asked, &gone))
     };
     let Ok(reader) = reader else {
         // No thread to spare: the caller closes the connection.

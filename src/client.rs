@@ -253,7 +253,7 @@ impl Client {
         let out = String::from_utf8_lossy(&out);
         // The daemon forks nothing further; reap our direct child when it
         // exits (it detaches by running on in its own session).
-        std::thread::spawn(move || {
+        crate::sync::spawn(move || {
             let _ = child.wait();
         });
         if out.trim() == "ready" {

@@ -32,7 +32,7 @@ pub fn run() -> Result<(), String> {
     let from_daemon = daemon.try_clone().map_err(|e| e.to_string())?;
     let answers = {
         let out = Arc::clone(&out);
-        std::thread::spawn(move || relay_answers(from_daemon, &out))
+        crate::sync::spawn(move || relay_answers(from_daemon, &out))
     };
     let described = json!({
         "ptybroker": env!("CARGO_PKG_VERSION"),

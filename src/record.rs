@@ -10,20 +10,20 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::json::json;
 
 use crate::limits;
+use crate::sync::Start;
 use crate::text::cut_char_len;
 
 /// A recording in progress: events are timed here and written by the
 /// recording's thread.
 pub struct Recorder {
-    queue: mpsc::SyncSender<Event>,
+    queue: crate::sync::Sender<Event>,
     /// The thread's last word: the file's path, or why it failed.
-    done: mpsc::Receiver<io::Result<PathBuf>>,
+    done: crate::sync::Take<io::Result<PathBuf>>,
     path: PathBuf,
     started: Instant,
     events: u64,
@@ -55,14 +55,17 @@ impl Recorder {
                 format!("cannot record to {}: {e}", path.display()),
             )
         })?;
-        let (queue, events) = mpsc::sync_channel::<Event>(limits::RECORD_QUEUE);
-        let (tell, done) = mpsc::sync_channel(1);
+        let (queue, events) = crate::sync::queue::<Event>(limits::RECORD_QUEUE);
+        let (tell, done) = crate::sync::handoff();
         std::thread::Builder::new()
             .name("recorder".into())
             .stack_size(64 * 1024)
-            .spawn(move || {
+            .start(move || {
                 let write = || -> io::Result<PathBuf> {
-                    for event in events {
+                    // Dropped on the way out, so that a failed file refuses
+                    // later events at once.
+                    let events = events;
+                    while let Some(event) = events.recv() {
                         match event {
                             Event::Text(t, code, data) => file.event(t, code, &data)?,
                             Event::Output(t, bytes) => file.output(t, &bytes)?,
@@ -77,7 +80,7 @@ impl Recorder {
                     }
                     file.finish()
                 };
-                let _ = tell.send(write());
+                tell.give(write());
             })?;
         Ok(Recorder {
             queue,
@@ -108,11 +111,11 @@ impl Recorder {
                 self.events += 1;
                 Ok(())
             }
-            Err(mpsc::TrySendError::Full(_)) => {
+            Err(crate::sync::Refused::Full) => {
                 self.dropped += 1;
                 Ok(())
             }
-            Err(mpsc::TrySendError::Disconnected(_)) => Err(io::Error::new(
+            Err(crate::sync::Refused::Gone) => Err(io::Error::new(
                 io::ErrorKind::BrokenPipe,
                 "the recording's writer stopped",
             )),
@@ -155,9 +158,9 @@ impl Recorder {
             let _ = self.queue.send(Event::Dropped(t, self.dropped));
         }
         drop(self.queue);
-        match self.done.recv_timeout(limits::RECORD_FINISH_WAIT) {
-            Ok(result) => result,
-            Err(_) => Err(io::Error::new(
+        match self.done.within(limits::RECORD_FINISH_WAIT) {
+            Some(result) => result,
+            None => Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 format!(
                     "{} does not take writes: the rest of the recording is written when it does",

@@ -66,7 +66,7 @@ pub fn run(mut cmd: Command, shape: Shape, what: &str) -> Result<(), (String, u8
         // Not joined: it may sit in a read of our stdin when the server
         // dies, and ends with the process. Dropping `to` at the end of our
         // input passes that end on.
-        std::thread::spawn(move || {
+        crate::sync::spawn(move || {
             let mut to = to;
             pump(io::stdin().lock(), &mut to, |line| {
                 if let Some(id) = request_id(line) {

@@ -29,7 +29,6 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::json::json;
@@ -478,15 +477,15 @@ pub fn via(command: &str) -> Result<(UnixStream, ViaCall), Failed> {
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c").arg(command).stderr(Stdio::piped());
     let (ours, mut child) = spawn_on_pair(cmd)?;
-    let (tx, said) = mpsc::channel();
+    let (tx, said) = crate::sync::handoff();
     let err = child.stderr.take();
-    std::thread::spawn(move || {
+    crate::sync::spawn(move || {
         let mut words = Vec::new();
         if let Some(e) = err {
             // Bounded: a chatty command cannot fill our memory.
             let _ = e.take(64 * 1024).read_to_end(&mut words);
         }
-        let _ = tx.send((words, child.wait().ok()));
+        tx.give((words, child.wait().ok()));
     });
     Ok((
         ours,
@@ -501,7 +500,7 @@ pub fn via(command: &str) -> Result<(UnixStream, ViaCall), Failed> {
 pub struct ViaCall {
     command: String,
     /// Its standard error and how it ended, once it has.
-    said: mpsc::Receiver<(Vec<u8>, Option<std::process::ExitStatus>)>,
+    said: crate::sync::Take<(Vec<u8>, Option<std::process::ExitStatus>)>,
 }
 
 impl ViaCall {
@@ -510,8 +509,8 @@ impl ViaCall {
     /// ended, once it has; `lost` (what the stream said) while it runs.
     pub fn failed(&self, lost: &str) -> Failed {
         let cmd = &self.command;
-        match self.said.recv_timeout(limits::VIA_WORDS_WAIT) {
-            Ok((words, status)) => {
+        match self.said.within(limits::VIA_WORDS_WAIT) {
+            Some((words, status)) => {
                 let words = String::from_utf8_lossy(&words);
                 let why = match (last_line(&words), status) {
                     (w, _) if w != NO_REASON => w.to_string(),
@@ -523,7 +522,7 @@ impl ViaCall {
                 };
                 format!("--via {cmd:?} failed: {why}")
             }
-            Err(_) => format!("--via {cmd:?}: {lost}"),
+            None => format!("--via {cmd:?}: {lost}"),
         }
     }
 }
@@ -543,7 +542,7 @@ fn spawn_on_pair(mut cmd: Command) -> Result<(UnixStream, Child), Failed> {
 
 /// Reap `child` when it ends, without holding up the caller.
 fn reap_later(mut child: Child) {
-    std::thread::spawn(move || {
+    crate::sync::spawn(move || {
         let _ = child.wait();
     });
 }
@@ -592,7 +591,7 @@ pub fn run_bounded(mut cmd: Command, input: &[u8], limit: Duration) -> Result<Ou
     let mut child = cmd.spawn().map_err(Bounded::Spawn)?;
     if let Some(mut i) = child.stdin.take() {
         let input = input.to_vec();
-        std::thread::spawn(move || {
+        crate::sync::spawn(move || {
             let _ = i.write_all(&input);
         });
     }

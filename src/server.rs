@@ -20,6 +20,7 @@ use crate::auth::{Unauthenticated, AUTH_FIRST};
 use crate::limits;
 use crate::manager::Manager;
 use crate::rpc::{self, After, Ctx, RpcError};
+use crate::sync::Start;
 
 /// The per-user runtime directory: `$XDG_RUNTIME_DIR/ptybroker`, else
 /// `$TMPDIR/ptybroker-UID` (or `/tmp/ptybroker-UID`).
@@ -188,7 +189,7 @@ impl ExitSignals {
         std::thread::Builder::new()
             .name("exit-signals".into())
             .stack_size(64 * 1024)
-            .spawn(move || loop {
+            .start(move || loop {
                 if let Some(n) = crate::pty::sigmask::wait(&set) {
                     seen.store(n, Ordering::SeqCst);
                     let _ = rustix::io::write(&tx, b"s");
@@ -491,7 +492,7 @@ fn run_with(
         let spawned = std::thread::Builder::new()
             .name("rpc-conn".into())
             .stack_size(256 * 1024)
-            .spawn(move || {
+            .start(move || {
                 let after = {
                     let _slot = counted.then(|| Counted(&cx.active));
                     serve_conn(conn, &cx, early)
@@ -551,7 +552,7 @@ fn refuse(mut conn: Conn, msg: &str, refusing: &Arc<AtomicUsize>) {
     let spawned = std::thread::Builder::new()
         .name("rpc-refuse".into())
         .stack_size(64 * 1024)
-        .spawn(move || {
+        .start(move || {
             conn.drain(limits::REFUSE_LINGER, limits::MAX_LINE_BYTES);
             count.fetch_sub(1, Ordering::SeqCst);
         });

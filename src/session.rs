@@ -23,7 +23,7 @@ use crate::pty::{self, Pty, SpawnOptions};
 use crate::record::Recorder;
 use crate::settle::rule::{self, Due};
 use crate::settle::{self, procfs, Readiness};
-use crate::sync::lock;
+use crate::sync::{lock, Start};
 use crate::transcript::{CharRead, Chunk, Transcript};
 use crate::vt::Screen;
 
@@ -630,7 +630,7 @@ impl Session {
         thread::Builder::new()
             .name("pty-reader".into())
             .stack_size(128 * 1024)
-            .spawn(move || {
+            .start(move || {
                 let reap = match pidfd {
                     Some(fd) => lock(&taken).take().map(|child| (child, fd)),
                     None => None,
@@ -645,7 +645,7 @@ impl Session {
             thread::Builder::new()
                 .name("pty-waiter".into())
                 .stack_size(64 * 1024)
-                .spawn(move || {
+                .start(move || {
                     let child = lock(&taken).take();
                     drop(taken);
                     if let Some(child) = child {

@@ -86,3 +86,37 @@ fn relocations_are_packed_where_glibc_reads_them() {
         "{relative} RELATIVE relocations left unpacked"
     );
 }
+
+#[test]
+fn identical_functions_are_folded_where_the_linker_can() {
+    // build.rs passes --icf=all when the linker takes it (lld here: rustc's
+    // own on x86_64 glibc). Folded functions keep their symbols, which then
+    // share one address: a few dozen do without folding (std's aliases),
+    // thousands with it in this unoptimised build.
+    let bin = env!("CARGO_BIN_EXE_ptybroker");
+    let comment = Command::new("readelf")
+        .args(["-p", ".comment", bin])
+        .output()
+        .expect("readelf (binutils) runs");
+    if !String::from_utf8_lossy(&comment.stdout).contains("Linker: LLD") {
+        eprintln!("not linked by lld: build.rs may rightly leave folding off");
+        return;
+    }
+    let syms = Command::new("readelf").args(["-sW", bin]).output().unwrap();
+    let mut addrs: Vec<&str> = Vec::new();
+    let text = String::from_utf8_lossy(&syms.stdout);
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() >= 8 && f[3] == "FUNC" && f[2] != "0" {
+            addrs.push(f[1]);
+        }
+    }
+    let total = addrs.len();
+    addrs.sort_unstable();
+    addrs.dedup();
+    let shared = total - addrs.len();
+    assert!(
+        shared * 20 > total,
+        "{shared} of {total} functions share an address: no --icf=all?"
+    );
+}

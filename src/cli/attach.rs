@@ -90,7 +90,7 @@ pub fn attach(p: &mut lexopt::Parser) -> Result<(), Failure> {
             message: e.to_string(),
             exit: 1,
         })?;
-        std::thread::spawn(move || draw_frames(from, &view, &ended))
+        crate::sync::spawn(move || draw_frames(from, &view, &ended))
     };
     let why = keys(&stream, &view, &ended, detach, write, resize);
     if !why.is_empty() {

@@ -32,7 +32,7 @@ use serde_json::{Map, Value};
 
 use crate::limits;
 use crate::manager::Manager;
-use crate::sync::lock;
+use crate::sync::{lock, Start};
 use turns::{Turn, Turns};
 
 /// The protocol version in the hello line. Breaking changes increment it.
@@ -222,7 +222,7 @@ impl Driver {
             .iter()
             .map(|(_, s)| {
                 let s = Arc::clone(s);
-                thread::spawn(move || {
+                crate::sync::spawn(move || {
                     if graceful {
                         s.stop(limits::STOP_GRACE);
                     } else {
@@ -391,7 +391,7 @@ fn dispatch(driver: &'static Driver, req: Request) {
     let spawned = thread::Builder::new()
         .name("driver-request".into())
         .stack_size(512 * 1024)
-        .spawn(move || {
+        .start(move || {
             let turn = driver.turns.turn(mine);
             handle(driver, req, turn);
             driver.done();

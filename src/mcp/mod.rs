@@ -44,7 +44,7 @@ use crate::jsonrpc::{
     self, Error as Fault, Frame, Message, Params, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
 };
 use crate::limits;
-use crate::sync::lock;
+use crate::sync::{lock, Start};
 
 /// Versions that open with `initialize`, newest first.
 pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -224,7 +224,7 @@ impl Server {
                 let spawned =
                     std::thread::Builder::new()
                         .name("mcp-batch".into())
-                        .spawn(move || {
+                        .start(move || {
                             let _owed = owed;
                             let answers: Vec<Value> = items
                                 .into_iter()
@@ -463,7 +463,7 @@ impl Server {
         let owed = self.answering.begin();
         let spawned = std::thread::Builder::new()
             .name("mcp-call".into())
-            .spawn(move || {
+            .start(move || {
                 let _owed = owed;
                 if let Some(answer) = run(&me, &id, &thread_key) {
                     me.send(&answer);
