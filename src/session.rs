@@ -1550,7 +1550,7 @@ impl Inner {
             bl.parser = thread::Builder::new()
                 .name("pty-parser".into())
                 .stack_size(128 * 1024)
-                .spawn(move || me.parse_loop())
+                .start(move || me.parse_loop())
                 .is_ok();
         }
         bl.parser
