@@ -24,6 +24,23 @@ fn daemon(name: &str) -> (Sandbox, common::Rpc, i32) {
     (sb, rpc, pid)
 }
 
+/// Run python3 `script` in `session` (80x24) to its exit; its last screen.
+fn run_python(rpc: &mut common::Rpc, session: &str, script: &str) -> String {
+    rpc.ok(
+        "pty/start",
+        json!({"session": session, "argv": ["python3", "-c", script], "rows": 24, "cols": 80}),
+    );
+    let w = rpc.ok(
+        "pty/wait",
+        json!({"session": session, "exit": true, "timeout": 120_000}),
+    );
+    assert_eq!(w["reason"], "exited", "{w}");
+    rpc.ok("pty/read", json!({"session": session}))["screen"]
+        .as_str()
+        .expect("screen")
+        .to_string()
+}
+
 /// Threads of `pid` named `name` now.
 fn threads_named(pid: i32, name: &str) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/task"))
@@ -168,19 +185,7 @@ time.sleep(0.6)
 c = ask()
 out.write(b"\r\nREPLIES %r %r %r\r\n" % (a, b, c)); out.flush()
 "#;
-    rpc.ok(
-        "pty/start",
-        json!({"session": "q", "argv": ["python3", "-c", script], "rows": 24, "cols": 80}),
-    );
-    let w = rpc.ok(
-        "pty/wait",
-        json!({"session": "q", "exit": true, "timeout": 120_000}),
-    );
-    assert_eq!(w["reason"], "exited", "{w}");
-    let screen = rpc.ok("pty/read", json!({"session": "q"}))["screen"]
-        .as_str()
-        .expect("screen")
-        .to_string();
+    let screen = run_python(&mut rpc, "q", script);
     let reply = r"b'\\x1b\[\d+;\d+R'";
     let want = common::re(&format!("REPLIES {reply} {reply} {reply}"));
     assert!(want.is_match(&screen), "{screen}");
@@ -210,4 +215,28 @@ fn a_step_that_floods_settles_after_the_flood() {
         .expect("screen")
         .to_string();
     assert!(screen.trim_end().ends_with("SEQ-DONE\nREADY>"), "{screen}");
+}
+
+/// A program that floods its terminal with queries while it reads none of
+/// the answers fills its own input: the answers the terminal cannot take
+/// yet wait, and are all delivered once the program reads, although no
+/// more output comes to wake anyone.
+#[test]
+fn answers_the_terminal_could_not_take_during_a_flood_arrive_later() {
+    let (_sb, mut rpc, _) = daemon("flood-answers");
+    let script = r#"
+import os, select, sys, time, tty
+tty.setraw(0)
+out = sys.stdout.buffer
+n = 150000
+out.write(b"".join(b"query %05d \x1b[6n\r\n" % i for i in range(n))); out.flush()
+time.sleep(1.0)
+got, end = b"", time.time() + 30
+while got.count(b"R") < n and time.time() < end:
+    if select.select([0], [], [], max(0, end - time.time()))[0]:
+        got += os.read(0, 65536)
+out.write(b"\r\nANSWERS %d\r\n" % got.count(b"R")); out.flush()
+"#;
+    let screen = run_python(&mut rpc, "a", script);
+    assert!(screen.contains("ANSWERS 150000"), "{screen}");
 }
