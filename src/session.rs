@@ -448,6 +448,10 @@ struct Inner {
     /// Output handed to the parser thread and not yet absorbed (see
     /// [`Backlog`]); with `reading`, what [`Session::look`] calls absorbing.
     handed: AtomicUsize,
+    /// `State::answers` is not empty (set and cleared under `state`): the
+    /// reader looks here on every poll round, so that during a flood it
+    /// does not wait for the state while the parser holds it for a batch.
+    answering: AtomicBool,
     /// Output taken off the master during a flood, waiting for the parser.
     backlog: Mutex<Backlog>,
     /// The parser waits here for output, the reader for room, and the end
@@ -604,6 +608,7 @@ impl Session {
             recorder: Mutex::new(recorder),
             reading: AtomicBool::new(false),
             handed: AtomicUsize::new(0),
+            answering: AtomicBool::new(false),
             backlog: Mutex::new(Backlog::default()),
             backlog_moved: Condvar::new(),
             viewers: AtomicU32::new(0),
@@ -1387,7 +1392,7 @@ impl Inner {
         let mut buf = vec![0u8; READ_BUF];
         let linger = Timespec::try_from(PARSER_POLL).ok();
         loop {
-            let want_out = !lock(&self.state).answers.is_empty();
+            let want_out = self.answering.load(Ordering::SeqCst);
             let mut events = PollFlags::IN;
             if want_out {
                 events |= PollFlags::OUT;
@@ -1517,6 +1522,14 @@ impl Inner {
         if let Some(st) = held {
             self.publish(st);
         }
+        if handing {
+            // `hand` wakes the parser only once a read's worth is waiting:
+            // what is left is its now, as the master ran dry.
+            let bl = lock(&self.backlog);
+            if !bl.bytes.is_empty() {
+                self.backlog_moved.notify_all();
+            }
+        }
         self.reading.store(false, Ordering::SeqCst);
         self.flush_answers();
         closed
@@ -1557,7 +1570,12 @@ impl Inner {
     }
 
     /// Give `bytes` to the parser, waiting while it is a batch behind;
-    /// false when no parser runs (its backlog is then empty).
+    /// false when no parser runs (its backlog is then empty). The parser is
+    /// woken when the backlog reaches [`FLOOD`] bytes, and by `drain` when
+    /// the master runs dry, not on every read: the kernel hands out a few
+    /// KiB a read, and a wake-up per read (the parser's futex, a switch to
+    /// it, a generation and a wake-up of the waits) cost as much CPU as
+    /// parsing them.
     fn hand(&self, bytes: &[u8]) -> bool {
         let mut bl = lock(&self.backlog);
         while bl.parser && bl.bytes.len() >= DRAIN_BATCH {
@@ -1574,9 +1592,9 @@ impl Inner {
             bl.bytes.reserve_exact(DRAIN_BATCH + READ_BUF);
         }
         self.handed.fetch_add(bytes.len(), Ordering::SeqCst);
-        let idle = bl.bytes.is_empty();
+        let before = bl.bytes.len();
         bl.bytes.extend_from_slice(bytes);
-        if idle {
+        if before < FLOOD && bl.bytes.len() >= FLOOD {
             self.backlog_moved.notify_all();
         }
         true
@@ -1645,6 +1663,7 @@ impl Inner {
         let answers = st.screen.take_answers();
         if !answers.is_empty() {
             st.answers.extend_from_slice(&answers);
+            self.answering.store(true, Ordering::SeqCst);
         }
         if st.watchers > 0 {
             self.changed.notify_all();
@@ -1662,6 +1681,9 @@ impl Inner {
     /// Write pending emulator replies without ever blocking the reader: what
     /// the terminal cannot take now waits for POLLOUT.
     fn flush_answers(&self) {
+        if !self.answering.load(Ordering::SeqCst) {
+            return;
+        }
         let mut st = lock(&self.state);
         if st.answers.is_empty() {
             return;
@@ -1677,6 +1699,9 @@ impl Inner {
             }
             Err(Errno::AGAIN) | Err(Errno::INTR) => {}
             Err(_) => st.answers.clear(),
+        }
+        if st.answers.is_empty() {
+            self.answering.store(false, Ordering::SeqCst);
         }
     }
 

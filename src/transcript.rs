@@ -35,24 +35,31 @@ fn begins_char(b: u8) -> bool {
 /// Characters begun in `bytes` (see the module header). Every byte of
 /// output is counted once on its way in and once when the ring drops it, so
 /// this goes eight bytes at a time: a continuation byte is one whose top two
-/// bits are 10.
+/// bits are 10. Each byte lane counts its own continuations (no popcount
+/// instruction in the baseline x86-64 target), summed across lanes every
+/// 255 words, before a lane can overflow.
 pub fn chars_in(bytes: &[u8]) -> u64 {
     const TOP: u64 = 0x8080_8080_8080_8080;
-    let mut words = bytes.chunks_exact(8);
+    const EVEN: u64 = 0x00FF_00FF_00FF_00FF;
     let mut continuations = 0u64;
-    for w in &mut words {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(w);
-        let x = u64::from_ne_bytes(b);
-        // Bit 7 of each byte set, and bit 6 (shifted up into bit 7) clear.
-        continuations += u64::from((x & !(x << 1) & TOP).count_ones());
+    let mut tail: &[u8] = &[];
+    for part in bytes.chunks(255 * 8) {
+        let mut words = part.chunks_exact(8);
+        let mut lanes = 0u64;
+        for w in &mut words {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(w);
+            let x = u64::from_ne_bytes(b);
+            // Bit 7 of each byte set, and bit 6 (shifted up into bit 7) clear.
+            lanes += (x & !(x << 1) & TOP) >> 7;
+        }
+        // Four 16-bit sums of two lanes each, then their sum in the top 16 bits.
+        let pairs = (lanes & EVEN) + ((lanes >> 8) & EVEN);
+        continuations += pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48;
+        tail = words.remainder();
     }
-    let tail = words
-        .remainder()
-        .iter()
-        .filter(|&&b| begins_char(b))
-        .count() as u64;
-    (bytes.len() - words.remainder().len()) as u64 - continuations + tail
+    let tail_chars = tail.iter().filter(|&&b| begins_char(b)).count() as u64;
+    (bytes.len() - tail.len()) as u64 - continuations + tail_chars
 }
 
 /// A slice of the transcript.
@@ -242,6 +249,17 @@ mod tests {
         assert_eq!(chars_in("日本語 é a\u{308} 😀".as_bytes()), 10);
         assert_eq!(chars_in(&[0x80; 17]), 0);
         assert_eq!(chars_in(&[0xff; 17]), 17);
+        // Past the 255 words a lane counts before they are summed.
+        assert_eq!(chars_in(&[0x80; 5001]), 0);
+        assert_eq!(chars_in(&[0xbf; 4095]), 0);
+        let long: Vec<u8> = (0..20_011u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for cut in [0, 1, 2039, 2040, 2041, 2048, 4081, 20_011] {
+            let bytes = &long[..cut];
+            let want = bytes.iter().filter(|&&b| begins_char(b)).count() as u64;
+            assert_eq!(chars_in(bytes), want, "{cut}");
+        }
     }
 
     #[test]
