@@ -47,9 +47,9 @@ pub fn chars_in(bytes: &[u8]) -> u64 {
         let mut words = part.chunks_exact(8);
         let mut lanes = 0u64;
         for w in &mut words {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(w);
-            let x = u64::from_ne_bytes(b);
+            // Element by element: at opt-level "z" `copy_from_slice` is a
+            // call per word.
+            let x = u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
             // Bit 7 of each byte set, and bit 6 (shifted up into bit 7) clear.
             lanes += (x & !(x << 1) & TOP) >> 7;
         }
