@@ -1250,3 +1250,65 @@ fn exit_code_makes_ptybroker_exit_as_the_program_did() {
         sb.run(&["stop", "-s", name]).ok();
     }
 }
+
+/// A call whose standard output is closed, or is a pipe nobody reads, still
+/// does its work and exits 0: descriptor 1 is never the daemon's socket,
+/// and a write to a reader that went away fails quietly instead of killing
+/// the call with SIGPIPE (main.rs sets both up itself on glibc).
+#[test]
+fn a_call_whose_output_has_no_reader_still_does_its_work() {
+    let sb = Sandbox::new("noreader");
+    start_bash(&sb, "sh", &[]);
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", r#"exec "$0" "$@" >&- <&-"#, common::BIN])
+        .args(["step", "--session", "sh", "echo MARK-$((6*7))"]);
+    sb.env(&mut cmd);
+    let out = common::run_bounded(cmd, std::time::Duration::from_secs(60), "step >&-");
+    assert_eq!(out.code(), 0, "{out:?}");
+    out.assert_one_stderr_line(STATUS_LINE);
+    wait_match(&sb, "sh", "MARK-42");
+
+    // A pipe whose reading end is closed before the call starts.
+    let mut cmd = std::process::Command::new("python3");
+    cmd.args([
+        "-c",
+        "import os, subprocess, sys\n\
+         r, w = os.pipe()\n\
+         os.close(r)\n\
+         sys.exit(subprocess.call(sys.argv[1:], stdout=w) & 255)",
+        common::BIN,
+        "read",
+        "--session",
+        "sh",
+        "--screen",
+    ]);
+    sb.env(&mut cmd);
+    let out = common::run_bounded(cmd, std::time::Duration::from_secs(60), "read | gone");
+    assert_eq!(out.code(), 0, "{out:?}");
+    assert_eq!(out.stderr, "", "{out:?}");
+}
+
+/// A daemon started with descriptors 0 to 2 closed still serves: its socket
+/// and lock are never taken for "standard output", which the daemon
+/// detaches once ready (main.rs opens the closed ones on /dev/null first).
+#[test]
+fn a_daemon_started_without_standard_descriptors_serves() {
+    let sb = Sandbox::new("nostdio");
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", r#"exec "$0" daemon <&- >&- 2>&-"#, common::BIN]);
+    sb.env(&mut cmd);
+    let mut daemon = cmd.spawn().expect("spawn the daemon");
+    let listening = common::eventually(std::time::Duration::from_secs(20), || {
+        sb.socket().exists().then_some(())
+    });
+    let list = sb.run(&["list"]);
+    let alive = daemon.try_wait().expect("try_wait").is_none();
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    assert!(listening.is_some(), "no socket");
+    assert_eq!(list.code(), 0, "{list:?}");
+    assert!(alive, "the daemon ended");
+    // Ours answered: the call did not have to start a daemon of its own
+    // (which would say so in the log).
+    assert_eq!(sb.daemon_pid(), None, "another daemon answered");
+}

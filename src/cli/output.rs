@@ -2,8 +2,9 @@
 //! what the caller asked for, standard error for the status line and errors.
 //!
 //! A reader that goes away early (`ptybroker list | head -1`) is not an
-//! error: the process runs with SIGPIPE ignored (Rust's runtime sets that up,
-//! and the daemon relies on it), so such a write fails with EPIPE, and the
+//! error: SIGPIPE cannot end the process (main.rs blocks it on glibc, Rust's
+//! runtime ignores it elsewhere; the daemon relies on it too), so such a
+//! write fails with EPIPE, and the
 //! rest of that output is dropped quietly while the call finishes as it
 //! would have, with the same exit status (0 when the call itself succeeded).
 //! `std`'s `print!` family would panic there instead. Any other failure to
