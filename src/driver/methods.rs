@@ -521,5 +521,5 @@ fn shutdown(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverErro
     // The answers of requests waiting on those sessions go out first: the
     // shutdown answer is the last line.
     let stopped = d.close(true, 1);
-    d.exit_after(&req.id, json!({ "stopped": stopped }))
+    d.exit_after(Some((req, json!({ "stopped": stopped }))))
 }

@@ -12,19 +12,25 @@
 //! The methods themselves live in [`methods`], one function each, and are a
 //! thin translation onto [`crate::ops`] and [`crate::session`].
 //!
-//! At end of input every session is killed and the driver exits; `shutdown`
-//! does the same gracefully and answers before exiting.
+//! At end of input every session is killed at once, and the driver exits
+//! as soon as every request it read has been answered: a wait on a killed
+//! session answers as the program's end makes it answer, and a `launch`
+//! still starting has its program killed when it is done. `shutdown` does
+//! the same gracefully and answers last. Every request read gets exactly one
+//! answer: one still running [`limits::EXIT_ANSWER_WAIT`] after the sessions
+//! ended is answered with an error before the driver exits.
 
 mod methods;
 mod params;
 mod turns;
 
+use std::collections::HashMap;
 use std::io::{self, BufReader, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::json::json;
 
@@ -32,6 +38,7 @@ use serde_json::{Map, Value};
 
 use crate::limits;
 use crate::manager::Manager;
+use crate::session::Session;
 use crate::sync::{lock, Start};
 use turns::{Turn, Turns};
 
@@ -102,6 +109,8 @@ pub struct Request {
     /// Absent only for `shutdown`.
     pub session: Option<String>,
     pub params: Map<String, Value>,
+    /// Which request in flight this is (given when it is dispatched).
+    serial: u64,
 }
 
 /// Check a request line's envelope. On failure, the id to answer with (the
@@ -170,7 +179,19 @@ pub fn parse(line: &str) -> Result<Request, (Value, DriverError)> {
         method,
         session,
         params,
+        serial: 0,
     })
+}
+
+/// The requests read and not yet answered.
+#[derive(Default)]
+struct Flight {
+    /// Their ids, by serial number; an answer is written only by whoever
+    /// takes its entry out, so each request gets exactly one.
+    pending: HashMap<u64, Value>,
+    next: u64,
+    /// How many have finished: a closing driver looks again after each.
+    finished: u64,
 }
 
 /// Everything the request threads share.
@@ -179,7 +200,7 @@ pub struct Driver {
     out: Mutex<Box<dyn Write + Send>>,
     turns: Turns,
     /// Requests being answered, and a signal when one finishes.
-    in_flight: Mutex<usize>,
+    flight: Mutex<Flight>,
     finished: Condvar,
     /// Set by `shutdown` and at end of input: no new request starts.
     closing: AtomicBool,
@@ -191,7 +212,7 @@ impl Driver {
             manager: Manager::new(),
             out: Mutex::new(out),
             turns: Turns::default(),
-            in_flight: Mutex::new(0),
+            flight: Mutex::new(Flight::default()),
             finished: Condvar::new(),
             closing: AtomicBool::new(false),
         }
@@ -200,7 +221,11 @@ impl Driver {
     /// Write one line. A client that stopped reading has gone: end as at
     /// end of input.
     fn write(&self, v: &Value) {
-        let mut out = lock(&self.out);
+        self.put(lock(&self.out), v);
+    }
+
+    /// [`Driver::write`] with the output already locked.
+    fn put(&self, mut out: MutexGuard<'_, Box<dyn Write + Send>>, v: &Value) {
         let mut line = v.to_string();
         line.push('\n');
         if out
@@ -218,7 +243,14 @@ impl Driver {
     /// Returns how many there were.
     pub fn end_sessions(&self, graceful: bool) -> usize {
         let all = self.manager.list();
-        let stoppers: Vec<_> = all
+        Self::end(&all, graceful);
+        self.manager.shutdown();
+        all.len()
+    }
+
+    /// End `sessions` side by side, each with its recording.
+    fn end(sessions: &[(String, Arc<Session>)], graceful: bool) {
+        let stoppers: Vec<_> = sessions
             .iter()
             .map(|(_, s)| {
                 let s = Arc::clone(s);
@@ -235,56 +267,111 @@ impl Driver {
         for t in stoppers {
             let _ = t.join();
         }
-        self.manager.shutdown();
-        all.len()
     }
 
     /// End every session and let the requests in flight answer: stop
-    /// accepting requests, end the sessions (so that waits on them return),
-    /// wait (bounded) until at most `others` requests are left, and end
-    /// whatever a late `launch` started meanwhile. Returns how many sessions
-    /// were ended.
+    /// accepting requests, end the sessions (kept in the table, so that a
+    /// request still to start on one finds it ended), and each time a
+    /// request finishes end what it started (a `launch` under way), until
+    /// at most `others` requests are left or [`limits::EXIT_ANSWER_WAIT`]
+    /// has passed. Returns how many sessions were ended.
     pub fn close(&self, graceful: bool, others: usize) -> usize {
         self.closing.store(true, Ordering::SeqCst);
-        let n = self.end_sessions(graceful);
-        self.drain(others, Duration::from_secs(5));
-        n + self.end_sessions(false)
-    }
-
-    /// Wait (bounded) until at most `others` requests are still in flight.
-    fn drain(&self, others: usize, limit: Duration) {
-        let deadline = Instant::now() + limit;
-        let mut n = lock(&self.in_flight);
-        while *n > others {
+        // Kept (not just counted) so that no new session can be mistaken
+        // for one of them.
+        let mut ended: Vec<Arc<Session>> = Vec::new();
+        let mut end_new = |graceful: bool| {
+            let mut fresh = Vec::new();
+            for (name, s) in self.manager.list() {
+                if !ended.iter().any(|e| Arc::ptr_eq(e, &s)) {
+                    ended.push(Arc::clone(&s));
+                    fresh.push((name, s));
+                } else if s.status().running() {
+                    fresh.push((name, s));
+                }
+            }
+            Self::end(&fresh, graceful);
+        };
+        end_new(graceful);
+        let deadline = Instant::now() + limits::EXIT_ANSWER_WAIT;
+        let mut f = lock(&self.flight);
+        let mut seen = f.finished;
+        while f.pending.len() > others {
             let now = Instant::now();
             if now >= deadline {
                 break;
             }
-            n = self
-                .finished
-                .wait_timeout(n, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            if f.finished == seen {
+                f = self
+                    .finished
+                    .wait_timeout(f, deadline - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                continue;
+            }
+            seen = f.finished;
+            drop(f);
+            end_new(false);
+            f = lock(&self.flight);
         }
+        drop(f);
+        end_new(false);
+        self.manager.shutdown();
+        ended.len()
     }
 
-    /// Answer the last request, then exit with no other line after it.
-    pub fn exit_after(&self, id: &Value, result: Value) -> ! {
-        let mut out = lock(&self.out);
-        let mut line = answer(id, Ok(result)).to_string();
-        line.push('\n');
-        let _ = out.write_all(line.as_bytes()).and_then(|()| out.flush());
-        std::process::exit(0);
-    }
-
-    fn done(&self) {
-        let mut n = lock(&self.in_flight);
-        *n = n.saturating_sub(1);
+    /// Take request `serial` out of the pending set and write its answer,
+    /// unless a closing driver has already answered it.
+    fn answer_once(&self, serial: u64, line: &Value) {
+        // Taken out and written under the output's lock: an exiting driver
+        // answers what is left under the same lock.
+        let out = lock(&self.out);
+        let mine = lock(&self.flight).pending.remove(&serial).is_some();
+        if mine {
+            self.put(out, line);
+        } else {
+            drop(out);
+        }
+        let mut f = lock(&self.flight);
+        f.finished += 1;
         self.finished.notify_all();
+    }
+
+    /// Exit: answer every request still pending (but `last`'s own) with an
+    /// error, then write `last`'s answer, so that it is the last line.
+    pub fn exit_after(&self, last: Option<(&Request, Value)>) -> ! {
+        let mut out = lock(&self.out);
+        let mut left: Vec<_> = std::mem::take(&mut lock(&self.flight).pending)
+            .into_iter()
+            .filter(|(n, _)| last.as_ref().map_or(true, |(r, _)| r.serial != *n))
+            .collect();
+        left.sort_by_key(|(n, _)| *n);
+        let mut lines: Vec<Value> = left
+            .into_iter()
+            .map(|(_, id)| {
+                let e = DriverError::failed(format!(
+                    "the driver is exiting and this request was still running {} ms after its session was ended",
+                    limits::EXIT_ANSWER_WAIT.as_millis()
+                ));
+                answer(&id, Err(e))
+            })
+            .collect();
+        if let Some((req, result)) = last {
+            lines.push(answer(&req.id, Ok(result)));
+        }
+        for v in lines {
+            let mut line = v.to_string();
+            line.push('\n');
+            if out.write_all(line.as_bytes()).is_err() {
+                break;
+            }
+        }
+        let _ = out.flush();
+        std::process::exit(0);
     }
 }
 
-/// Run one request on this thread, in its session's turn.
+/// Run one request on this thread, in its session's turn, and answer it.
 fn handle(driver: &Driver, req: Request, mut turn: Turn<'_>) {
     turn.wait();
     let result = catch_unwind(AssertUnwindSafe(|| methods::call(driver, &req, &mut turn)))
@@ -295,7 +382,7 @@ fn handle(driver: &Driver, req: Request, mut turn: Turn<'_>) {
             )))
         });
     turn.release();
-    driver.write(&answer(&req.id, result));
+    driver.answer_once(req.serial, &answer(&req.id, result));
 }
 
 /// Decode one line as [`crate::lines::read_bounded_line`] read it
@@ -358,11 +445,11 @@ pub fn run() -> ! {
     }
     // End of input: the client has gone, and its sessions with it.
     driver.close(false, 0);
-    std::process::exit(0);
+    driver.exit_after(None);
 }
 
 /// Hand a request to a thread of its own.
-fn dispatch(driver: &'static Driver, req: Request) {
+fn dispatch(driver: &'static Driver, mut req: Request) {
     if driver.closing.load(Ordering::SeqCst) {
         driver.write(&answer(
             &req.id,
@@ -371,9 +458,9 @@ fn dispatch(driver: &'static Driver, req: Request) {
         return;
     }
     {
-        let mut n = lock(&driver.in_flight);
-        if *n >= limits::MAX_DRIVER_REQUESTS {
-            drop(n);
+        let mut f = lock(&driver.flight);
+        if f.pending.len() >= limits::MAX_DRIVER_REQUESTS {
+            drop(f);
             driver.write(&answer(
                 &req.id,
                 Err(DriverError::failed(format!(
@@ -383,10 +470,12 @@ fn dispatch(driver: &'static Driver, req: Request) {
             ));
             return;
         }
-        *n += 1;
+        req.serial = f.next;
+        f.next += 1;
+        f.pending.insert(req.serial, req.id.clone());
     }
     let ticket = driver.turns.ticket(req.session.as_deref());
-    let id = req.id.clone();
+    let (id, serial) = (req.id.clone(), req.serial);
     let mine = ticket.clone();
     let spawned = thread::Builder::new()
         .name("driver-request".into())
@@ -394,7 +483,6 @@ fn dispatch(driver: &'static Driver, req: Request) {
         .start(move || {
             let turn = driver.turns.turn(mine);
             handle(driver, req, turn);
-            driver.done();
         });
     if let Err(e) = spawned {
         // The closure (and its ticket) never ran: take the turn here so the
@@ -402,11 +490,13 @@ fn dispatch(driver: &'static Driver, req: Request) {
         let mut turn = driver.turns.turn(ticket);
         turn.wait();
         turn.release();
-        driver.write(&answer(
-            &id,
-            Err(DriverError::failed(format!("cannot start a thread: {e}"))),
-        ));
-        driver.done();
+        driver.answer_once(
+            serial,
+            &answer(
+                &id,
+                Err(DriverError::failed(format!("cannot start a thread: {e}"))),
+            ),
+        );
     }
 }
 

@@ -568,3 +568,112 @@ fn a_recording_path_that_cannot_be_written_is_named_not_the_command() {
     c.ok("stop", "r", json!({}));
     assert!(c.finish().success());
 }
+
+/// Run the driver once on `input` as a file on stdin (end of input right
+/// after the last line), as `ptybroker driver < file` does; its answers
+/// after the hello, and its exit status.
+fn driver_on_file(sb: &common::Sandbox, input: &std::path::Path) -> (Vec<Value>, bool) {
+    let file = std::fs::File::open(input).expect("open the input");
+    let mut cmd = sb.command(&["driver"]);
+    cmd.stdin(file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit());
+    let child = cmd.spawn().expect("spawn ptybroker driver");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = rx
+        .recv_timeout(LIMIT)
+        .expect("the driver exits at end of input")
+        .expect("driver output");
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect();
+    assert_eq!(lines.first().map(|h| &h["type"]), Some(&json!("hello")));
+    (lines[1..].to_vec(), out.status.success())
+}
+
+#[test]
+fn every_request_read_before_end_of_input_is_answered_once() {
+    let sb = common::Sandbox::new("drv-eof");
+    let input = sb.root.join("eof.jsonl");
+    // A launch and two waits that only the end of input can end, with the
+    // end right behind them: the waits answer as the kill makes them.
+    std::fs::write(
+        &input,
+        concat!(
+            r#"{"id":1,"method":"launch","sessionId":"a","params":{"command":["sleep","100"]}}"#,
+            "\n",
+            r#"{"id":2,"method":"waitForText","sessionId":"a","params":{"text":"never","timeoutMs":600000}}"#,
+            "\n",
+            r#"{"id":3,"method":"waitForExit","sessionId":"a","params":{"timeoutMs":600000}}"#,
+            "\n",
+        ),
+    )
+    .expect("write the input");
+    // Runs side by side, a few at a time, so that the machine is busy as
+    // a client's would be.
+    let runs: Vec<(Vec<Value>, bool)> = (0..5)
+        .flat_map(|_| {
+            std::thread::scope(|s| {
+                let hs: Vec<_> = (0..4)
+                    .map(|_| s.spawn(|| driver_on_file(&sb, &input)))
+                    .collect();
+                hs.into_iter()
+                    .map(|h| h.join().expect("run"))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for (answers, success) in runs {
+        assert!(success, "exit status 0 at end of input: {answers:?}");
+        let mut ids: Vec<i64> = answers.iter().filter_map(|a| a["id"].as_i64()).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [1, 2, 3], "each id answered exactly once: {answers:?}");
+        let by = |id: i64| {
+            answers
+                .iter()
+                .find(|a| a["id"] == id)
+                .cloned()
+                .unwrap_or_default()
+        };
+        assert_eq!(by(1)["result"]["sessionId"], "a", "{answers:?}");
+        let msg = by(2)["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            msg.contains("session a exited (signal SIGKILL) before text"),
+            "{answers:?}"
+        );
+        assert_eq!(by(3)["result"]["signal"], "SIGKILL", "{answers:?}");
+    }
+}
+
+#[test]
+fn a_request_that_cannot_finish_at_end_of_input_is_still_answered() {
+    let sb = common::Sandbox::new("drv-eof-stuck");
+    // Opening a FIFO for the recording waits for a reader that never
+    // comes: ending the session cannot end this request.
+    let fifo = sb.root.join("rec.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    let input = sb.root.join("stuck.jsonl");
+    let launch = json!({"id": 1, "method": "launch", "sessionId": "a", "params": {"command": ["sleep", "100"]}});
+    let record = json!({"id": 2, "method": "recording", "sessionId": "a", "params": {"action": "start", "path": fifo}});
+    std::fs::write(&input, format!("{launch}\n{record}\n")).expect("write the input");
+    let (answers, success) = driver_on_file(&sb, &input);
+    assert!(success, "{answers:?}");
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert_eq!(answers[0]["id"], 1, "{answers:?}");
+    let stuck = &answers[1];
+    assert_eq!(stuck["id"], 2, "{answers:?}");
+    assert_eq!(stuck["error"]["code"], "REQUEST_FAILED", "{stuck}");
+    let msg = stuck["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("the driver is exiting"), "{msg}");
+}
