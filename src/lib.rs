@@ -114,4 +114,5 @@ mod sync;
 pub mod text;
 #[doc(hidden)]
 pub mod transcript;
+mod turns;
 pub use ptybroker_vt as vt;

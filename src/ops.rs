@@ -335,6 +335,20 @@ pub fn step(
     view: (bool, View),
     cancel: Option<Cancel>,
 ) -> Result<StepResult, Error> {
+    step_then(s, input, how, view, cancel, || {})
+}
+
+/// [`step`], calling `typed` once the input is written (or at once when
+/// there is none), before the wait: a front end lets the session's next
+/// call start then.
+pub fn step_then(
+    s: &Session,
+    input: &[Input],
+    how: Settle,
+    view: (bool, View),
+    cancel: Option<Cancel>,
+    typed: impl FnOnce(),
+) -> Result<StepResult, Error> {
     // A second caller's text is typed only after the first one's answer
     // has been collected, so each gets its own.
     let deadline = Instant::now() + how.max_wait;
@@ -352,6 +366,7 @@ pub fn step(
     if !input.is_empty() {
         send(s, input)?;
     }
+    typed();
     let (reason, waited) = settle_with(s, how, cancel);
     let (raw, view) = view;
     Ok(collect(s, reason, waited, raw, view))

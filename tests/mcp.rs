@@ -1955,3 +1955,82 @@ fn concurrent_replacing_starts_all_succeed() {
     }
     assert!(pid_alive(kept), "the session's own program runs on");
 }
+
+#[test]
+fn pipelined_calls_for_one_session_start_in_the_order_read() {
+    for run in 0..4 {
+        // Everything written at once, no answer awaited; stdin left open,
+        // or closed as a client that pipes its requests in closes it.
+        let mut c = Client::spawn();
+        let init = c.start_request("initialize", init_params("2025-06-18"));
+        c.notify("notifications/initialized", json!({}));
+        let call = |c: &mut Client, tool: &str, args: Value| {
+            c.start_request("tools/call", json!({"name": tool, "arguments": args}))
+        };
+        let start = call(
+            &mut c,
+            "terminal_start",
+            json!({"name": "a", "shell": "bash", "args": ["--norc", "--noprofile"],
+                   "env": {"PS1": "$ ", "HISTFILE": "/dev/null"}}),
+        );
+        let one = call(
+            &mut c,
+            "terminal_step",
+            json!({"session_id": "a", "text": "echo one-$((40+2))", "enter": true, "timeout_ms": 40000}),
+        );
+        let two = call(
+            &mut c,
+            "terminal_step",
+            json!({"session_id": "a", "text": "echo two-$((40+3))", "enter": true, "timeout_ms": 40000}),
+        );
+        if run % 2 == 1 {
+            c.stdin.take();
+        }
+        assert_eq!(c.response(&init)["result"]["protocolVersion"], "2025-06-18");
+        let r = c.response(&start);
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        for (id, want) in [(&one, "one-42"), (&two, "two-43")] {
+            let r = c.response(id);
+            assert_eq!(r["result"]["isError"], false, "{r}");
+            let out = r["result"]["structuredContent"]["output"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(out.contains(want), "{want} in {r}");
+        }
+    }
+}
+
+#[test]
+fn a_wait_holds_up_neither_another_session_nor_its_own_next_call() {
+    let mut c = Client::legacy("2025-11-25");
+    let a = c.bash();
+    let b = c.bash();
+    // A's wait blocks until A prints the marker, which only the send
+    // written after B's answer makes it print.
+    let wait = c.start_request(
+        "tools/call",
+        json!({"name": "terminal_wait", "arguments": {"session_id": a, "until": "marker-(4)2", "timeout_ms": 45000}}),
+    );
+    let step = c.start_request(
+        "tools/call",
+        json!({"name": "terminal_step", "arguments": {"session_id": b, "text": "echo b-$((1+1))", "enter": true, "timeout_ms": 40000}}),
+    );
+    let r = c.response(&step);
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    let out = r["result"]["structuredContent"]["output"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(out.contains("b-2"), "{r}");
+    assert!(
+        c.stash.iter().all(|m| m["id"] != wait),
+        "A's wait is still pending when B answers"
+    );
+    // Sent after the wait on the same session, it still starts: a wait
+    // lets its session's next call start once it blocks.
+    c.ok(
+        "terminal_send",
+        json!({"session_id": a, "text": "echo marker-$((40+2))", "enter": true}),
+    );
+    let w = c.response(&wait);
+    assert_eq!(w["result"]["structuredContent"]["reason"], "matched", "{w}");
+}

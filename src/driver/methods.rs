@@ -11,13 +11,13 @@ use crate::json::json;
 use serde_json::Value;
 
 use super::params::{self, flag, ms, opt_str, opt_u64};
-use super::turns::Turn;
 use super::{Driver, DriverError, Request};
 use crate::keys::{self, MouseAction, MouseButton, MouseEvent};
 use crate::limits;
 use crate::manager;
 use crate::ops::{self, Format, Input, Selection, Settle};
 use crate::session::{Exit, Options, Reason, Session, Until};
+use crate::turns::Turn;
 
 type Handler = fn(&Driver, &Request, &mut Turn) -> Result<Value, DriverError>;
 

@@ -22,7 +22,6 @@
 
 mod methods;
 mod params;
-mod turns;
 
 use std::collections::HashMap;
 use std::io::{self, BufReader, Write};
@@ -40,7 +39,7 @@ use crate::limits;
 use crate::manager::Manager;
 use crate::session::Session;
 use crate::sync::{lock, Start};
-use turns::{Turn, Turns};
+use crate::turns::{Turn, Turns};
 
 /// The protocol version in the hello line. Breaking changes increment it.
 pub const PROTOCOL_VERSION: u64 = 2;
@@ -372,7 +371,7 @@ impl Driver {
 }
 
 /// Run one request on this thread, in its session's turn, and answer it.
-fn handle(driver: &Driver, req: Request, mut turn: Turn<'_>) {
+fn handle(driver: &Driver, req: Request, mut turn: Turn) {
     turn.wait();
     let result = catch_unwind(AssertUnwindSafe(|| methods::call(driver, &req, &mut turn)))
         .unwrap_or_else(|_| {
@@ -474,22 +473,16 @@ fn dispatch(driver: &'static Driver, mut req: Request) {
         f.next += 1;
         f.pending.insert(req.serial, req.id.clone());
     }
-    let ticket = driver.turns.ticket(req.session.as_deref());
+    let turn = driver.turns.take(req.session.as_deref());
     let (id, serial) = (req.id.clone(), req.serial);
-    let mine = ticket.clone();
     let spawned = thread::Builder::new()
         .name("driver-request".into())
         .stack_size(512 * 1024)
         .start(move || {
-            let turn = driver.turns.turn(mine);
             handle(driver, req, turn);
         });
     if let Err(e) = spawned {
-        // The closure (and its ticket) never ran: take the turn here so the
-        // session's later requests are not stuck behind it.
-        let mut turn = driver.turns.turn(ticket);
-        turn.wait();
-        turn.release();
+        // The closure never ran: its turn, dropped with it, was given up.
         driver.answer_once(
             serial,
             &answer(

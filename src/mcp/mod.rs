@@ -23,7 +23,13 @@
 //!
 //! Each `tools/call` runs on its own thread, so a long `terminal_wait` never
 //! holds up `ping` or calls on other sessions; responses are written whole,
-//! one line each, under a lock. `notifications/cancelled` stops a waiting call
+//! one line each, under a lock. Calls naming the same session (`name` of
+//! `terminal_start`, `session_id` of the others) start in the order they
+//! were read, as the driver's requests do ([`crate::turns`]): a
+//! `terminal_start` pipelined with a `terminal_step` of its session works.
+//! A `terminal_wait` lets its session's next call start once it begins to
+//! wait, a `terminal_step` once its input is written; the others hold their
+//! session until they answer. `notifications/cancelled` stops a waiting call
 //! early and suppresses its response. On stdin EOF the calls still running
 //! are answered (each within its own deadline), then every session is
 //! killed and the process exits.
@@ -45,6 +51,7 @@ use crate::jsonrpc::{
 };
 use crate::limits;
 use crate::sync::{lock, Start};
+use crate::turns::{Turn, Turns};
 
 /// Versions that open with `initialize`, newest first.
 pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -134,6 +141,8 @@ struct Server {
     /// end they are waited for, so a client that pipes its requests in and
     /// closes stdin gets every answer.
     answering: Arc<crate::sync::Pending>,
+    /// The order calls of one session start in.
+    turns: Turns,
 }
 
 /// Serve MCP on stdin/stdout until stdin closes.
@@ -177,6 +186,7 @@ fn serve_on(input: &mut impl BufRead, out: Box<dyn Write + Send>, inline: bool) 
         inflight: Mutex::new(HashMap::new()),
         inline,
         answering: Arc::default(),
+        turns: Turns::default(),
     });
     let mut line = Vec::new();
     while let Ok(Some(read)) =
@@ -209,10 +219,19 @@ impl Server {
         match frame {
             // A batch (2025-03-26): answered as one array once all are done.
             Frame::Batch(items) => {
+                // Each call's place among its session's calls is taken now,
+                // in the order read, though the batch runs them later.
+                let items: Vec<(Value, Turn)> = items
+                    .into_iter()
+                    .map(|m| {
+                        let turn = self.turns.take(session_of(&m));
+                        (m, turn)
+                    })
+                    .collect();
                 if self.inline {
                     let answers: Vec<Value> = items
                         .into_iter()
-                        .filter_map(|m| self.handle_message(m, true))
+                        .filter_map(|(m, turn)| self.handle_message(m, true, turn))
                         .collect();
                     if !answers.is_empty() {
                         self.send(&Value::Array(answers));
@@ -228,7 +247,7 @@ impl Server {
                             let _owed = owed;
                             let answers: Vec<Value> = items
                                 .into_iter()
-                                .filter_map(|m| me.handle_message(m, true))
+                                .filter_map(|(m, turn)| me.handle_message(m, true, turn))
                                 .collect();
                             if !answers.is_empty() {
                                 me.send(&Value::Array(answers));
@@ -240,7 +259,8 @@ impl Server {
                 }
             }
             Frame::One(m) => {
-                if let Some(answer) = self.handle_message(m, self.inline) {
+                let turn = self.turns.take(session_of(&m));
+                if let Some(answer) = self.handle_message(m, self.inline, turn) {
                     self.send(&answer);
                 }
             }
@@ -249,7 +269,8 @@ impl Server {
 
     /// Handle one message; returns the response to write now, if any (a
     /// tool call answers later from its thread unless `inline`).
-    fn handle_message(self: &Arc<Self>, msg: Value, inline: bool) -> Option<Value> {
+    /// `turn` is the call's place among its session's calls.
+    fn handle_message(self: &Arc<Self>, msg: Value, inline: bool, turn: Turn) -> Option<Value> {
         let (id, method, params) = match jsonrpc::message(msg) {
             Ok(Message::Request { id, method, params }) => (id, method, params),
             Ok(Message::Notification { method, params }) => {
@@ -260,7 +281,7 @@ impl Server {
             Ok(Message::Response) => return None,
             Err(r) => return Some(error(&r.id, r.error)),
         };
-        match self.request(&id, &method, &params, inline) {
+        match self.request(&id, &method, &params, inline, turn) {
             Ok(answer) => answer,
             Err(f) => Some(error(&id, f)),
         }
@@ -325,6 +346,7 @@ impl Server {
         method: &str,
         params: &Params,
         inline: bool,
+        turn: Turn,
     ) -> Result<Option<Value>, Fault> {
         let proto = self.protocol(method, params)?;
         let result = match method {
@@ -337,7 +359,7 @@ impl Server {
                     .collect();
                 proto.cacheable(json!({ "tools": tools }))
             }
-            "tools/call" => return self.call(id, params, proto, inline),
+            "tools/call" => return self.call(id, params, proto, inline, turn),
             "server/discover" if proto.modern() => proto.cacheable(json!({
                 "supportedVersions": supported(),
                 "capabilities": {"tools": {"listChanged": false}},
@@ -394,6 +416,7 @@ impl Server {
         params: &Params,
         proto: Proto,
         inline: bool,
+        mut turn: Turn,
     ) -> Result<Option<Value>, Fault> {
         let names = || {
             catalog::TOOLS
@@ -442,8 +465,11 @@ impl Server {
             inflight.insert(key.clone(), Arc::clone(&cancel));
         }
         // The answer, `None` once cancelled (a cancelled request gets none).
-        let run = move |me: &Server, id: &Value, key: &str| {
-            let run = || handler(&me.ctx, &args, &cancel);
+        let mut run = move |me: &Server, id: &Value, key: &str| {
+            let run = || {
+                turn.wait();
+                handler(&me.ctx, &args, &cancel, &mut turn)
+            };
             let answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
                 Ok(outcome) => ok(id, tool_result(proto, outcome)),
                 Err(_) => error(
@@ -478,6 +504,22 @@ impl Server {
         }
         Ok(None)
     }
+}
+
+/// The session a message's tool call names, if it names one: `name` for
+/// `terminal_start`, `session_id` for the others. Only the order matters
+/// here; the call checks its arguments itself.
+fn session_of(msg: &Value) -> Option<&str> {
+    if msg.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return None;
+    }
+    let params = msg.get("params")?;
+    let args = params.get("arguments")?;
+    let key = match params.get("name").and_then(Value::as_str)? {
+        "terminal_start" => "name",
+        _ => "session_id",
+    };
+    args.get(key).and_then(Value::as_str)
 }
 
 /// A `CallToolResult`: the structured content as JSON text (for clients

@@ -21,6 +21,7 @@ use crate::params::{self, ParamError};
 use crate::session::{Cancel, Options, OutputText, Reason, Session, SettleSpec, Status, Until};
 use crate::sync::lock;
 use crate::text;
+use crate::turns::Turn;
 
 /// What every tool call runs against.
 pub struct Ctx {
@@ -69,7 +70,9 @@ impl Default for Ctx {
 /// A tool's result: the structured content, or a message for the model.
 pub type Outcome = Result<Value, String>;
 
-type Handler = fn(&Ctx, &Map<String, Value>, &Arc<AtomicBool>) -> Outcome;
+/// A handler holds its session's [`Turn`] (the order calls of a session
+/// start in) until it returns, or releases it once it starts to wait.
+type Handler = fn(&Ctx, &Map<String, Value>, &Arc<AtomicBool>, &mut Turn) -> Outcome;
 
 /// Every handler, by tool name (the catalog lists the same names).
 pub const HANDLERS: &[(&str, Handler)] = &[
@@ -267,7 +270,9 @@ fn settle(s: &Session, quiet: Duration, timeout: Duration, cancel: &Arc<AtomicBo
     ops::settle_with(s, how, Some(Cancel::Flag(Arc::clone(cancel)))).0
 }
 
-fn start(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
+/// Holds the session's turn through its ready settle: a call pipelined
+/// behind it starts on the screen it returns.
+fn start(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>, _: &mut Turn) -> Outcome {
     let a = Args::new(
         m,
         &[
@@ -346,7 +351,7 @@ fn inputs(a: &Args) -> Result<Vec<Input>, String> {
 /// Type, wait until the program waits for input again (the kernel's
 /// verdict, as the CLI's `step`), and return the new output in the line
 /// view, capped head and tail.
-fn step(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
+fn step(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>, turn: &mut Turn) -> Outcome {
     let a = Args::new(
         m,
         &[
@@ -381,8 +386,12 @@ fn step(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome 
     // Where this output starts, for terminal_read to return all of it.
     let since = s.output_chars(None, 0).first;
     let cancel = Some(Cancel::Flag(Arc::clone(cancel)));
-    let r = ops::step(&s, &inputs, how, (false, View::Auto), cancel)
-        .map_err(|e| refused(&id, &s, e))?;
+    // The session's next call starts once the input is written (the core
+    // keeps a second step's input until this one has its answer).
+    let r = ops::step_then(&s, &inputs, how, (false, View::Auto), cancel, || {
+        turn.release()
+    })
+    .map_err(|e| refused(&id, &s, e))?;
     let lost = if r.dropped > 0 {
         format!("[... {} earlier bytes were not kept ...]\n", r.dropped)
     } else {
@@ -405,7 +414,7 @@ fn max_wait_ms() -> u64 {
     limits::MCP_MAX_WAIT.as_millis() as u64
 }
 
-fn send(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+fn send(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>, _: &mut Turn) -> Outcome {
     let a = Args::new(m, &["session_id", "text", "keys", "enter", "repeat"])?;
     let (id, s) = a.session(ctx)?;
     let repeat = a.int("repeat", 1, limits::MCP_MAX_REPEAT)?.unwrap_or(1);
@@ -423,7 +432,7 @@ fn send(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     }))
 }
 
-fn read(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+fn read(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>, _: &mut Turn) -> Outcome {
     let a = Args::new(
         m,
         &[
@@ -496,7 +505,7 @@ fn read(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
 /// silence ("no output arrived for this long"), even while the program
 /// works; only `until_idle` asks the kernel whether it waits for input
 /// (reason `idle`), so a seed client's reasons and quiet stay the seed's.
-fn wait(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
+fn wait(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>, turn: &mut Turn) -> Outcome {
     let a = Args::new(
         m,
         &[
@@ -548,6 +557,9 @@ fn wait(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome 
         ..Until::default()
     };
     let started = Instant::now();
+    // A call pipelined behind the wait (the send that makes the text
+    // appear) starts now.
+    turn.release();
     let reason = wait_until(&s, &cond, timeout, cancel);
     let matched = match (&what, reason) {
         (Some(w), Reason::Matched) => s.find_output(w),
@@ -565,7 +577,7 @@ fn wait(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome 
     }))
 }
 
-fn screen(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+fn screen(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>, _: &mut Turn) -> Outcome {
     let a = Args::new(m, &["session_id", "max_chars"])?;
     let (id, s) = a.session(ctx)?;
     let max = a.max_chars()?;
@@ -586,7 +598,7 @@ fn screen(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     }))
 }
 
-fn interrupt(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+fn interrupt(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>, _: &mut Turn) -> Outcome {
     let a = Args::new(m, &["session_id", "force"])?;
     let (id, s) = a.session(ctx)?;
     let grace = if a.bool("force")? {
@@ -603,7 +615,7 @@ fn interrupt(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome 
     }))
 }
 
-fn resize(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+fn resize(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>, _: &mut Turn) -> Outcome {
     let a = Args::new(m, &["session_id", "cols", "rows"])?;
     let (id, s) = a.session(ctx)?;
     let cols = a.int("cols", limits::COLS.0.into(), limits::COLS.1.into())?;
@@ -615,7 +627,7 @@ fn resize(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     Ok(json!({"session_id": id, "size": {"cols": cols, "rows": rows}}))
 }
 
-fn list(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+fn list(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>, _: &mut Turn) -> Outcome {
     Args::new(m, &[])?;
     let sessions: Vec<Value> = ctx
         .manager
@@ -640,14 +652,14 @@ fn list(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
     Ok(json!({"sessions": sessions}))
 }
 
-fn close(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>) -> Outcome {
+fn close(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>, _: &mut Turn) -> Outcome {
     let a = Args::new(m, &["session_id", "force"])?;
     let (id, _) = a.session(ctx)?;
     let s = ctx.manager.stop(&id, a.bool("force")?).map_err(failed)?;
     Ok(json!({"session_id": id, "closed": true, "exit_code": exit_code(&s.status())}))
 }
 
-fn run(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>) -> Outcome {
+fn run(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>, _: &mut Turn) -> Outcome {
     let a = Args::new(
         m,
         &["command", "shell", "cwd", "env", "timeout_ms", "max_chars"],
