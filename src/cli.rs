@@ -365,6 +365,16 @@ fn print_status(status: &Value) {
     ));
 }
 
+/// The status line's clauses for a status object, for an error line.
+fn status_clauses(status: &Value) -> String {
+    status::clauses(
+        SystemTime::now(),
+        ms(&status["runningMs"]),
+        ms(&status["quietMs"]),
+        state_of(status),
+    )
+}
+
 /// Ask for the session's status and print it as the status line: the tail
 /// of every verb that acts without waiting for an answer.
 fn report_status(client: &Client, c: &Common) -> Result<(), Failure> {
@@ -497,14 +507,24 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
     params.insert("session".into(), json!(c.name()));
     let client = c.client()?;
     let (stream, note) = client.connect_or_start()?;
+    // Of a start that had to replace a dead daemon: a line before the
+    // status line, or after the error in its one line.
+    let r = client
+        .call_then(
+            stream,
+            ("pty/start", Value::Object(params)),
+            ("pty/step", step_params(&c, None, &cap, false)),
+        )
+        .map_err(|e| {
+            let mut f = Failure::from(e);
+            if let Some(n) = &note {
+                f.message = format!("{}; {n}", f.message);
+            }
+            f
+        })?;
     if let Some(n) = note {
         err_line(&status::error_line(&n));
     }
-    let r = client.call_then(
-        stream,
-        ("pty/start", Value::Object(params)),
-        ("pty/step", step_params(&c, None, &cap, false)),
-    )?;
     print_step(&r, &c)?;
     exit_as_program(&c, &r["status"])
 }
@@ -673,24 +693,27 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
             c.name(),
         ))?;
     }
-    print_status(&st);
-    if matching.is_some() && w["reason"] == "exited" {
-        return Err(Failure {
-            message: "the program exited before the text appeared".into(),
-            exit: 1,
-        });
-    }
-    if w["reason"] == "timeout" {
+    // A wait that failed says so in its one line, the status line's
+    // clauses with it.
+    let failed = if matching.is_some() && w["reason"] == "exited" {
+        Some("the program exited before the text appeared".to_string())
+    } else if w["reason"] == "timeout" {
         let what = if matching.is_some() {
             "the text to appear"
         } else {
             "the program to exit"
         };
+        Some(format!("gave up after {timeout} ms waiting for {what}"))
+    } else {
+        None
+    };
+    if let Some(why) = failed {
         return Err(Failure {
-            message: format!("gave up after {timeout} ms waiting for {what}"),
+            message: format!("{why} ({})", status_clauses(&st)),
             exit: 1,
         });
     }
+    print_status(&st);
     exit_as_program(&c, &st)
 }
 

@@ -131,14 +131,10 @@ fn a_taken_name_is_refused_with_the_seed_message() {
     let again = sb.run(&["start", "--session", "x", "--", "cat"]);
     assert_eq!(again.code(), 1, "{again:?}");
     assert_eq!(again.stdout, "");
-    // Seed 002's line, last; before it, the way to take the name anyway.
-    let lines: Vec<&str> = again.stderr.lines().collect();
-    assert_eq!(lines.len(), 2, "{again:?}");
-    assert!(lines[0].contains("start --replace"), "{again:?}");
-    assert!(
-        re(r#"^\[ptybroker: session "x" already running for \d+s \(stop it first\)\]$"#)
-            .is_match(lines[1]),
-        "{again:?}"
+    // Seed 002's words, in its one line, with the way to take the name
+    // anyway.
+    again.assert_one_stderr_line(
+        r#"^\[ptybroker: session "x" already running for \d+s \(stop it first, or start --replace to start afresh\)\]$"#,
     );
     // The running session is untouched.
     let st = json_of(&sb.run(&["status", "--session", "x", "--json"]).ok());
@@ -1311,4 +1307,98 @@ fn a_daemon_started_without_standard_descriptors_serves() {
     // Ours answered: the call did not have to start a daemon of its own
     // (which would say so in the log).
     assert_eq!(sb.daemon_pid(), None, "another daemon answered");
+}
+
+/// Seed 002: every call prints one line on stderr. A call that fails says
+/// why, and the way out with it, in that one line: a busy name (and
+/// `--replace`), no verb at all, a wait that gave up or whose program
+/// exited (with the status line's clauses), a start that had to replace a
+/// dead daemon first, a `serve` that cannot listen or start its program.
+#[test]
+fn every_failing_call_prints_one_line_on_stderr() {
+    let sb = Sandbox::new("oneline");
+    sb.run(&["start", "-s", "d1", "--", "cat"]).ok();
+    let one = |args: &[&str], code: i32, pattern: &str| {
+        let out = sb.run(args);
+        assert_eq!(out.code(), code, "{args:?}: {out:?}");
+        out.assert_one_stderr_line(pattern);
+        out
+    };
+    one(
+        &["start", "-s", "d1", "--", "cat"],
+        1,
+        r#"^\[ptybroker: session "d1" already running for \S+ \(stop it first, or start --replace to start afresh\)\]$"#,
+    );
+    let none = one(
+        &[],
+        2,
+        r"^\[ptybroker: .*ptybroker VERB.*\(see ptybroker --help\)\]$",
+    );
+    assert_eq!(none.stdout, "", "{none:?}");
+    one(
+        &[
+            "wait",
+            "-s",
+            "d1",
+            "--match",
+            "never-shown",
+            "--max-wait",
+            "200",
+        ],
+        1,
+        r"^\[ptybroker: gave up after 200 ms waiting for the text to appear \(\d\d:\d\d:\d\d \| running for \S+, quiet for \S+, still running, waiting for input\)\]$",
+    );
+    sb.run(&["start", "-s", "ex", "--", "sh", "-c", "read x; exit 3"])
+        .ok();
+    sb.run(&["send", "-s", "ex", "go", "--enter"]).ok();
+    one(
+        &["wait", "-s", "ex", "--match", "never-shown"],
+        1,
+        r"^\[ptybroker: the program exited before the text appeared \(\d\d:\d\d:\d\d \| running for \S+, quiet for \S+, exited: exit status 3\)\]$",
+    );
+
+    // A start that finds the daemon dead, and then cannot run its program.
+    let daemon = sb.daemon_pid().expect("daemon pid");
+    let id = common::proc_identity(daemon).expect("daemon");
+    common::kill(daemon, 9);
+    assert_eq!(common::wait_gone(daemon, id, true), None);
+    let refused = common::eventually(std::time::Duration::from_secs(30), || {
+        match std::os::unix::net::UnixStream::connect(sb.socket()) {
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Some(()),
+            _ => None,
+        }
+    });
+    assert!(refused.is_some(), "the dead daemon's socket still accepts");
+    one(
+        &["start", "-s", "nx", "--", "/nonexistent/prog"],
+        1,
+        r"^\[ptybroker: cannot run .*/nonexistent/prog.*; the previous daemon had died .*old sessions are gone\]$",
+    );
+
+    // `serve` says where its token is only once it serves.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port().to_string();
+    one(
+        &["serve", "--cmd", "cat", "--port", &port],
+        2,
+        r"^\[ptybroker: serve: cannot listen on .*\]$",
+    );
+    drop(taken);
+    let port = common::free_port().to_string();
+    one(
+        &[
+            "serve",
+            "--cmd",
+            "cat",
+            "--cwd",
+            "/nonexistent",
+            "--port",
+            &port,
+        ],
+        1,
+        r"^\[ptybroker: .*\]$",
+    );
+    for s in ["d1", "ex"] {
+        let _ = sb.run(&["stop", "-s", s]);
+    }
 }
