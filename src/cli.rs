@@ -209,9 +209,19 @@ impl CapOpts {
     }
 }
 
-/// `text` (a result's output) with the omission marker where the cap left
-/// lines out: how many, and the `read` that prints exactly those.
+/// `text` (a result's output) with a marker where output was left out:
+/// before it, what the ring dropped (and the `read` that prints what it
+/// still holds of the line it cut); where the cap left lines out, how many
+/// and the `read` that prints exactly those.
 fn with_marker(text: &str, r: &Value, session: &str) -> String {
+    format!(
+        "{}{}",
+        dropped_line(r, session),
+        with_omission(text, r, session)
+    )
+}
+
+fn with_omission(text: &str, r: &Value, session: &str) -> String {
     let o = &r["omitted"];
     let Some(at) = o["at"].as_u64().and_then(|a| usize::try_from(a).ok()) else {
         return text.to_string();
@@ -243,6 +253,40 @@ fn with_marker(text: &str, r: &Value, session: &str) -> String {
         "{head}[ptybroker: {} lines ({} bytes) left out here; print them with: {cmd}]\n{tail}",
         o["lines"], o["bytes"]
     )
+}
+
+/// The line on what the ring dropped before the output, if it did
+/// (`dropped`), and the part of that it still holds (`cut`): the rest of
+/// the line the drop cut, left out, and the `read` that prints it.
+fn dropped_line(r: &Value, session: &str) -> String {
+    let dropped = r["dropped"].as_u64().unwrap_or(0);
+    if dropped == 0 {
+        return String::new();
+    }
+    let keeps = limits::TRANSCRIPT_BYTES / 1024;
+    let cut = &r["cut"];
+    let held = cut["bytes"].as_u64().filter(|b| *b <= dropped);
+    let line = match held {
+        Some(held) => {
+            let mut cmd = format!(
+                "ptybroker read -s {} --from {} --to {} --max-bytes 0",
+                shell_word(session),
+                cut["offset"],
+                cut["to"]
+            );
+            if cut["view"] == "raw" {
+                cmd.push_str(" --raw");
+            }
+            format!(
+                "[ptybroker: {} bytes of output before here were dropped (the buffer keeps the last {keeps} KiB); the {held} bytes still held of the line they cut are left out here; print them with: {cmd}]",
+                dropped - held
+            )
+        }
+        None => format!(
+            "[ptybroker: {dropped} bytes of output before here were dropped (the buffer keeps the last {keeps} KiB)]"
+        ),
+    };
+    format!("{line}\n")
 }
 
 /// `word` as one word for a POSIX shell.
@@ -415,13 +459,6 @@ fn print_step(r: &Value, c: &Common) -> Result<(), Failure> {
             r,
             c.name(),
         ))?;
-    }
-    if r["dropped"].as_u64().unwrap_or(0) > 0 {
-        err_line(&status::error_line(&format!(
-            "{} bytes of output were dropped before they could be shown (the buffer keeps the last {} KiB)",
-            r["dropped"],
-            limits::TRANSCRIPT_BYTES / 1024
-        )));
     }
     print_status(&r["status"]);
     Ok(())
