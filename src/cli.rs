@@ -209,9 +209,19 @@ impl CapOpts {
     }
 }
 
-/// `text` (a result's output) with the omission marker where the cap left
-/// lines out: how many, and the `read` that prints exactly those.
+/// `text` (a result's output) with a marker where output was left out:
+/// before it, what the ring dropped (and the `read` that prints what it
+/// still holds of the line it cut); where the cap left lines out, how many
+/// and the `read` that prints exactly those.
 fn with_marker(text: &str, r: &Value, session: &str) -> String {
+    format!(
+        "{}{}",
+        dropped_line(r, session),
+        with_omission(text, r, session)
+    )
+}
+
+fn with_omission(text: &str, r: &Value, session: &str) -> String {
     let o = &r["omitted"];
     let Some(at) = o["at"].as_u64().and_then(|a| usize::try_from(a).ok()) else {
         return text.to_string();
@@ -243,6 +253,40 @@ fn with_marker(text: &str, r: &Value, session: &str) -> String {
         "{head}[ptybroker: {} lines ({} bytes) left out here; print them with: {cmd}]\n{tail}",
         o["lines"], o["bytes"]
     )
+}
+
+/// The line on what the ring dropped before the output, if it did
+/// (`dropped`), and the part of that it still holds (`cut`): the rest of
+/// the line the drop cut, left out, and the `read` that prints it.
+fn dropped_line(r: &Value, session: &str) -> String {
+    let dropped = r["dropped"].as_u64().unwrap_or(0);
+    if dropped == 0 {
+        return String::new();
+    }
+    let keeps = limits::TRANSCRIPT_BYTES / 1024;
+    let cut = &r["cut"];
+    let held = cut["bytes"].as_u64().filter(|b| *b <= dropped);
+    let line = match held {
+        Some(held) => {
+            let mut cmd = format!(
+                "ptybroker read -s {} --from {} --to {} --max-bytes 0",
+                shell_word(session),
+                cut["offset"],
+                cut["to"]
+            );
+            if cut["view"] == "raw" {
+                cmd.push_str(" --raw");
+            }
+            format!(
+                "[ptybroker: {} bytes of output before here were dropped (the buffer keeps the last {keeps} KiB); the {held} bytes still held of the line they cut are left out here; print them with: {cmd}]",
+                dropped - held
+            )
+        }
+        None => format!(
+            "[ptybroker: {dropped} bytes of output before here were dropped (the buffer keeps the last {keeps} KiB)]"
+        ),
+    };
+    format!("{line}\n")
 }
 
 /// `word` as one word for a POSIX shell.
@@ -365,6 +409,16 @@ fn print_status(status: &Value) {
     ));
 }
 
+/// The status line's clauses for a status object, for an error line.
+fn status_clauses(status: &Value) -> String {
+    status::clauses(
+        SystemTime::now(),
+        ms(&status["runningMs"]),
+        ms(&status["quietMs"]),
+        state_of(status),
+    )
+}
+
 /// Ask for the session's status and print it as the status line: the tail
 /// of every verb that acts without waiting for an answer.
 fn report_status(client: &Client, c: &Common) -> Result<(), Failure> {
@@ -405,13 +459,6 @@ fn print_step(r: &Value, c: &Common) -> Result<(), Failure> {
             r,
             c.name(),
         ))?;
-    }
-    if r["dropped"].as_u64().unwrap_or(0) > 0 {
-        err_line(&status::error_line(&format!(
-            "{} bytes of output were dropped before they could be shown (the buffer keeps the last {} KiB)",
-            r["dropped"],
-            limits::TRANSCRIPT_BYTES / 1024
-        )));
     }
     print_status(&r["status"]);
     Ok(())
@@ -497,14 +544,24 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
     params.insert("session".into(), json!(c.name()));
     let client = c.client()?;
     let (stream, note) = client.connect_or_start()?;
+    // Of a start that had to replace a dead daemon: a line before the
+    // status line, or after the error in its one line.
+    let r = client
+        .call_then(
+            stream,
+            ("pty/start", Value::Object(params)),
+            ("pty/step", step_params(&c, None, &cap, false)),
+        )
+        .map_err(|e| {
+            let mut f = Failure::from(e);
+            if let Some(n) = &note {
+                f.message = format!("{}; {n}", f.message);
+            }
+            f
+        })?;
     if let Some(n) = note {
         err_line(&status::error_line(&n));
     }
-    let r = client.call_then(
-        stream,
-        ("pty/start", Value::Object(params)),
-        ("pty/step", step_params(&c, None, &cap, false)),
-    )?;
     print_step(&r, &c)?;
     exit_as_program(&c, &r["status"])
 }
@@ -673,24 +730,27 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
             c.name(),
         ))?;
     }
-    print_status(&st);
-    if matching.is_some() && w["reason"] == "exited" {
-        return Err(Failure {
-            message: "the program exited before the text appeared".into(),
-            exit: 1,
-        });
-    }
-    if w["reason"] == "timeout" {
+    // A wait that failed says so in its one line, the status line's
+    // clauses with it.
+    let failed = if matching.is_some() && w["reason"] == "exited" {
+        Some("the program exited before the text appeared".to_string())
+    } else if w["reason"] == "timeout" {
         let what = if matching.is_some() {
             "the text to appear"
         } else {
             "the program to exit"
         };
+        Some(format!("gave up after {timeout} ms waiting for {what}"))
+    } else {
+        None
+    };
+    if let Some(why) = failed {
         return Err(Failure {
-            message: format!("gave up after {timeout} ms waiting for {what}"),
+            message: format!("{why} ({})", status_clauses(&st)),
             exit: 1,
         });
     }
+    print_status(&st);
     exit_as_program(&c, &st)
 }
 

@@ -84,10 +84,7 @@ fn run() -> u8 {
         Ok(Some(Short('V') | Long("version"))) => {
             return finish(out(&format!("ptybroker {}\n", env!("CARGO_PKG_VERSION"))))
         }
-        Ok(None) => {
-            err_line(help::global().trim_end());
-            return 2;
-        }
+        Ok(None) => return fail(NO_VERB, 2),
         Ok(Some(other)) => {
             return fail(&format!("{} (see ptybroker --help)", other.unexpected()), 2)
         }
@@ -102,6 +99,10 @@ fn run() -> u8 {
         Ok(()) => 0,
     }
 }
+
+/// `ptybroker` alone: one line, as every failing call prints.
+const NO_VERB: &str =
+    "ptybroker needs a verb: ptybroker VERB [options] [ARGS] (see ptybroker --help)";
 
 fn finish(result: Result<(), Failure>) -> u8 {
     match result {

@@ -310,6 +310,12 @@ pub struct StepResult {
     /// and the cut line after it (see [`collect`]). Always 0 for a screen,
     /// which loses nothing.
     pub dropped: u64,
+    /// The part of `dropped` the ring still holds: the rest of the line
+    /// the ring's drop cut, left out of `output` (a line without its start
+    /// reads as another line: `8931` for `168931`), as transcript offsets
+    /// `from..to`, for [`output_text`] to print. `None` when nothing was
+    /// cut or `output` is a screen.
+    pub cut_line: Option<(u64, u64)>,
     pub status: Status,
     /// Where `output` can be read again line by line (see [`cap_text`]);
     /// `None` for a view that cannot (changed rows).
@@ -405,6 +411,11 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
     };
     let data = &chunk.data[cut..];
     let stream_dropped = chunk.dropped + cut as u64;
+    // What is left of the cut line from its first whole character: what a
+    // caller can still read of the bytes the stream does not show.
+    let cut_from = chunk.start + first_char(&chunk.data[..cut]) as u64;
+    let cut_line =
+        (cut_from < chunk.start + cut as u64).then_some((cut_from, chunk.start + cut as u64));
     let alt = s.with_screen(|scr| scr.is_alt_screen());
     // Lines as the terminal shows them; output that repaints across lines
     // (top, `less -X`, `clear`) is shown as the screen it drew.
@@ -427,7 +438,7 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
         raw,
         first: 1,
     };
-    let (output, dropped, source) = match lines {
+    let (output, dropped, source, cut_line) = match lines {
         // Repainted on the primary screen: the lines that scrolled off
         // since the mark, then the screen; lossy only if the scrollback no
         // longer holds them all.
@@ -439,7 +450,7 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
                 history: true,
                 ansi: false,
             };
-            (out, if lost { stream_dropped } else { 0 }, source)
+            (out, if lost { stream_dropped } else { 0 }, source, None)
         }
         _ if is_screen => {
             let fmt = if raw { Format::Ansi } else { Format::Text };
@@ -448,14 +459,15 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
                 history: false,
                 ansi: raw,
             };
-            (screen(s, Selection::All, fmt, false).text, 0, source)
+            (screen(s, Selection::All, fmt, false).text, 0, source, None)
         }
-        Some(_) if moved_only => (String::new(), stream_dropped, stream),
-        Some(lines) => (lines.text, stream_dropped, stream),
+        Some(_) if moved_only => (String::new(), stream_dropped, stream, cut_line),
+        Some(lines) => (lines.text, stream_dropped, stream, cut_line),
         None => (
             String::from_utf8_lossy(data).into_owned(),
             stream_dropped,
             stream,
+            cut_line,
         ),
     };
     StepResult {
@@ -464,6 +476,7 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
         reason,
         waited,
         dropped,
+        cut_line,
         status: s.status(),
         source: Some(source),
     }
@@ -477,11 +490,16 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
 fn whole_line_start(data: &[u8]) -> usize {
     match data.iter().position(|&b| b == b'\n') {
         Some(i) => i + 1,
-        None => data
-            .iter()
-            .position(|&b| b & 0xC0 != 0x80)
-            .unwrap_or(data.len()),
+        None => first_char(data),
     }
+}
+
+/// Where the first whole character of `data` starts (past the
+/// continuation bytes of one the ring cut).
+fn first_char(data: &[u8]) -> usize {
+    data.iter()
+        .position(|&b| b & 0xC0 != 0x80)
+        .unwrap_or(data.len())
 }
 
 /// The history lines from absolute line `from` on (see

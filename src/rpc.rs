@@ -574,6 +574,9 @@ fn wait(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
         v["output"] = json!(text);
         v["view"] = json!(if r.is_screen { "screen" } else { "stream" });
         v["dropped"] = json!(r.dropped);
+        if let Some(c) = cut_json(r.cut_line, raw) {
+            v["cut"] = c;
+        }
     }
     v["status"] = status_json(name, &s, &s.status());
     Ok(v)
@@ -689,6 +692,7 @@ fn step(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     ops::step_changes(&s, &mut r, changed);
     let mut omitted = json!({});
     apply_cap(p, &mut r.output, r.source, &mut omitted)?;
+    let cut = cut_json(r.cut_line, opt_bool(p, "raw")?.unwrap_or(false));
     let mut v = json!({
         "output": r.output,
         "view": if r.is_screen { "screen" } else { "stream" },
@@ -705,7 +709,23 @@ fn step(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
     if let Some(o) = omitted.get("omitted") {
         v["omitted"] = o.clone();
     }
+    if let Some(c) = cut {
+        v["cut"] = c;
+    }
     Ok(v)
+}
+
+/// `cut` of a step's or wait's result: the rest of the line the ring's
+/// drop cut, left out of `output` and still held, as `pty/output` reads it
+/// (`offset`, `to`, `view`; see [`ops::StepResult::cut_line`]).
+fn cut_json(cut_line: Option<(u64, u64)>, raw: bool) -> Option<Value> {
+    let (from, to) = cut_line?;
+    Some(json!({
+        "offset": from,
+        "to": to,
+        "bytes": to - from,
+        "view": if raw { "raw" } else { "lines" },
+    }))
 }
 
 /// What a step that settled says it settled on: a relay settles on quiet

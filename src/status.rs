@@ -46,14 +46,29 @@ fn who() -> String {
 
 /// `[ptybroker: 13:58:42 | running for 16s, quiet for 1.5s, still running]`
 pub fn line(now: SystemTime, running_for: Duration, quiet_for: Duration, state: State) -> String {
+    format!(
+        "[{}: {}]",
+        who(),
+        clauses(now, running_for, quiet_for, state)
+    )
+}
+
+/// What the status line says after its first word: `13:58:42 | running
+/// for 16s, quiet for 1.5s, still running`; a failed `wait` puts it in its
+/// error line, in parentheses.
+pub fn clauses(
+    now: SystemTime,
+    running_for: Duration,
+    quiet_for: Duration,
+    state: State,
+) -> String {
     let clause = match state {
         State::Running => "still running".to_string(),
         State::WaitingForInput => "still running, waiting for input".to_string(),
         State::Exited(e) => exited(e),
     };
     format!(
-        "[{}: {} | running for {}, quiet for {}, {clause}]",
-        who(),
+        "{} | running for {}, quiet for {}, {clause}",
         clock(now),
         duration(running_for),
         quiet(quiet_for)

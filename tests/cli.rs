@@ -131,14 +131,10 @@ fn a_taken_name_is_refused_with_the_seed_message() {
     let again = sb.run(&["start", "--session", "x", "--", "cat"]);
     assert_eq!(again.code(), 1, "{again:?}");
     assert_eq!(again.stdout, "");
-    // Seed 002's line, last; before it, the way to take the name anyway.
-    let lines: Vec<&str> = again.stderr.lines().collect();
-    assert_eq!(lines.len(), 2, "{again:?}");
-    assert!(lines[0].contains("start --replace"), "{again:?}");
-    assert!(
-        re(r#"^\[ptybroker: session "x" already running for \d+s \(stop it first\)\]$"#)
-            .is_match(lines[1]),
-        "{again:?}"
+    // Seed 002's words, in its one line, with the way to take the name
+    // anyway.
+    again.assert_one_stderr_line(
+        r#"^\[ptybroker: session "x" already running for \d+s \(stop it first, or start --replace to start afresh\)\]$"#,
     );
     // The running session is untouched.
     let st = json_of(&sb.run(&["status", "--session", "x", "--json"]).ok());
@@ -1093,9 +1089,23 @@ fn read_counts_the_cursor_from_1_and_render_json_from_0() {
     sb.run(&["stop", "-s", "k"]).ok();
 }
 
-/// More output than the transcript keeps: `step` starts at a whole line
-/// and says how many bytes before it were dropped, that partial line
-/// included; `--screen` shows a screen that lost nothing and says nothing.
+/// The line [`a_step_after_the_ring_dropped_output_starts_at_a_whole_line`]
+/// and [`a_line_longer_than_the_ring_is_named_not_lost`] expect first:
+/// bytes dropped, bytes still held of the cut line, and the command that
+/// prints those.
+fn dropped_marker(line: &str) -> (u64, u64, Vec<String>) {
+    let m = re(r"^\[ptybroker: (\d+) bytes of output before here were dropped \(the buffer keeps the last 1024 KiB\); the (\d+) bytes still held of the line they cut are left out here; print them with: ptybroker (read -s \S+ --from \d+ --to \d+ --max-bytes 0)\]$")
+        .captures(line)
+        .unwrap_or_else(|| panic!("no dropped marker: {line:?}"));
+    let n = |i: usize| m[i].parse::<u64>().expect("a number");
+    (n(1), n(2), m[3].split(' ').map(String::from).collect())
+}
+
+/// More output than the transcript keeps: `step` starts at a whole line,
+/// after a line (on stdout, where they were) that says how many bytes
+/// before it were dropped and which command prints what is still held of
+/// the line they cut; `--screen` shows a screen that lost nothing and says
+/// nothing.
 #[test]
 fn a_step_after_the_ring_dropped_output_starts_at_a_whole_line() {
     let sb = Sandbox::new("dropped");
@@ -1116,6 +1126,8 @@ fn a_step_after_the_ring_dropped_output_starts_at_a_whole_line() {
         ])
         .ok();
     let lines: Vec<&str> = out.stdout.lines().collect();
+    let (lost, held, read) = dropped_marker(lines[0]);
+    let lines = &lines[1..];
     let first: u64 = lines[0]
         .parse()
         .unwrap_or_else(|_| panic!("not a whole number: {:?}", lines[0]));
@@ -1130,15 +1142,16 @@ fn a_step_after_the_ring_dropped_output_starts_at_a_whole_line() {
         + (1..first)
             .map(|n| n.to_string().len() as u64 + 2)
             .sum::<u64>();
-    let err: Vec<&str> = out.stderr.lines().collect();
-    assert_eq!(err.len(), 2, "{err:?}");
+    assert_eq!(lost + held, before, "{:?}", out.stdout.lines().next());
+    out.assert_one_stderr_line(STATUS_LINE);
+    // The command named prints the tail of the number before `first`.
+    let args: Vec<&str> = read.iter().map(String::as_str).collect();
+    let tail = sb.run(&args).ok().stdout;
     assert!(
-        err[0].starts_with(&format!(
-            "[ptybroker: {before} bytes of output were dropped"
-        )),
-        "{err:?}"
+        !tail.is_empty() && format!("{}\n", first - 1).ends_with(&tail),
+        "{tail:?} is not the end of line {}",
+        first - 1
     );
-    assert!(re(STATUS_LINE).is_match(err[1]), "{err:?}");
 
     let out = sb
         .run(&[
@@ -1311,4 +1324,171 @@ fn a_daemon_started_without_standard_descriptors_serves() {
     // Ours answered: the call did not have to start a daemon of its own
     // (which would say so in the log).
     assert_eq!(sb.daemon_pid(), None, "another daemon answered");
+}
+
+/// Seed 002: every call prints one line on stderr. A call that fails says
+/// why, and the way out with it, in that one line: a busy name (and
+/// `--replace`), no verb at all, a wait that gave up or whose program
+/// exited (with the status line's clauses), a start that had to replace a
+/// dead daemon first, a `serve` that cannot listen or start its program.
+#[test]
+fn every_failing_call_prints_one_line_on_stderr() {
+    let sb = Sandbox::new("oneline");
+    sb.run(&["start", "-s", "d1", "--", "cat"]).ok();
+    let one = |args: &[&str], code: i32, pattern: &str| {
+        let out = sb.run(args);
+        assert_eq!(out.code(), code, "{args:?}: {out:?}");
+        out.assert_one_stderr_line(pattern);
+        out
+    };
+    one(
+        &["start", "-s", "d1", "--", "cat"],
+        1,
+        r#"^\[ptybroker: session "d1" already running for \S+ \(stop it first, or start --replace to start afresh\)\]$"#,
+    );
+    let none = one(
+        &[],
+        2,
+        r"^\[ptybroker: .*ptybroker VERB.*\(see ptybroker --help\)\]$",
+    );
+    assert_eq!(none.stdout, "", "{none:?}");
+    one(
+        &[
+            "wait",
+            "-s",
+            "d1",
+            "--match",
+            "never-shown",
+            "--max-wait",
+            "200",
+        ],
+        1,
+        r"^\[ptybroker: gave up after 200 ms waiting for the text to appear \(\d\d:\d\d:\d\d \| running for \S+, quiet for \S+, still running, waiting for input\)\]$",
+    );
+    sb.run(&["start", "-s", "ex", "--", "sh", "-c", "read x; exit 3"])
+        .ok();
+    sb.run(&["send", "-s", "ex", "go", "--enter"]).ok();
+    one(
+        &["wait", "-s", "ex", "--match", "never-shown"],
+        1,
+        r"^\[ptybroker: the program exited before the text appeared \(\d\d:\d\d:\d\d \| running for \S+, quiet for \S+, exited: exit status 3\)\]$",
+    );
+
+    // A start that finds the daemon dead, and then cannot run its program.
+    let daemon = sb.daemon_pid().expect("daemon pid");
+    let id = common::proc_identity(daemon).expect("daemon");
+    common::kill(daemon, 9);
+    assert_eq!(common::wait_gone(daemon, id, true), None);
+    let refused = common::eventually(std::time::Duration::from_secs(30), || {
+        match std::os::unix::net::UnixStream::connect(sb.socket()) {
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Some(()),
+            _ => None,
+        }
+    });
+    assert!(refused.is_some(), "the dead daemon's socket still accepts");
+    one(
+        &["start", "-s", "nx", "--", "/nonexistent/prog"],
+        1,
+        r"^\[ptybroker: cannot run .*/nonexistent/prog.*; the previous daemon had died .*old sessions are gone\]$",
+    );
+
+    // `serve` says where its token is only once it serves.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port().to_string();
+    one(
+        &["serve", "--cmd", "cat", "--port", &port],
+        2,
+        r"^\[ptybroker: serve: cannot listen on .*\]$",
+    );
+    drop(taken);
+    let port = common::free_port().to_string();
+    one(
+        &[
+            "serve",
+            "--cmd",
+            "cat",
+            "--cwd",
+            "/nonexistent",
+            "--port",
+            &port,
+        ],
+        1,
+        r"^\[ptybroker: .*\]$",
+    );
+    for s in ["d1", "ex"] {
+        let _ = sb.run(&["stop", "-s", s]);
+    }
+}
+
+/// One line longer than the transcript, then a prompt: the prompt is shown,
+/// after the line that says how much of the long line was dropped and which
+/// command prints the rest of it, still held (a line without its start is
+/// never shown as if whole, as the cap never shows part of a line); the
+/// command prints exactly that.
+#[test]
+fn a_line_longer_than_the_ring_is_named_not_lost() {
+    let sb = Sandbox::new("longline");
+    let n: u64 = 3_000_000;
+    let long = format!("head -c {n} /dev/zero | tr '\\0' y");
+    let script = format!("{long}; printf '\\nQ> '; read x; {long}; printf '\\nR> '; read x");
+    let out = sb
+        .run(&[
+            "start",
+            "-s",
+            "big",
+            "--max-wait",
+            "120000",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .ok();
+    out.assert_one_stderr_line(STATUS_LINE);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "{:?}",
+        &out.stdout[..out.stdout.len().min(500)]
+    );
+    let (lost, held, read) = dropped_marker(lines[0]);
+    assert_eq!(lines[1], "Q> ");
+    // The y's and the CR LF the terminal made of the newline.
+    assert_eq!(lost + held, n + 2);
+    let args: Vec<&str> = read.iter().map(String::as_str).collect();
+    let rest = sb.run(&args).ok();
+    assert_eq!(rest.stderr, "", "read prints only what it shows");
+    let ys = usize::try_from(held - 2).expect("fits");
+    assert!(
+        rest.stdout == format!("{}\n", "y".repeat(ys)),
+        "{} bytes, not {ys} y's and a newline",
+        rest.stdout.len()
+    );
+    // `wait` says the same of what it brings.
+    sb.run(&["send", "-s", "big", "--enter"]).ok();
+    let out = sb
+        .run(&[
+            "wait",
+            "-s",
+            "big",
+            "--match",
+            "R> ",
+            "--max-wait",
+            "120000",
+        ])
+        .ok();
+    out.assert_one_stderr_line(STATUS_LINE);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "{:?}",
+        &out.stdout[..out.stdout.len().min(500)]
+    );
+    let (lost, held, _) = dropped_marker(lines[0]);
+    assert_eq!(lines[1], "R> ");
+    // The newline typed, echoed as CR LF, and the y's and their CR LF.
+    assert_eq!(lost + held, 2 + n + 2);
+    sb.run(&["stop", "-s", "big"]).ok();
 }

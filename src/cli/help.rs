@@ -2,12 +2,12 @@
 //! `ptybroker --help`, each verb's `--help`, `ptybroker help [VERB|agents]`,
 //! `ptybroker completions SHELL`, and the advice added to a usage error
 //! (the closest verb or option to a misspelt one, `--` before text that
-//! starts with `-`, `--replace` for a busy session name).
+//! starts with `-`, `--replace` for a busy session name), folded into the
+//! error's one line (seed 002: one line on stderr per call).
 
-use super::output::{err_line, out};
+use super::output::out;
 use super::spec::{self, OptSpec, VerbSpec, COMMON, EXIT_CODE, VERBS};
 use super::{complete, usage, Failure, Opt};
-use crate::status;
 
 const ABOUT: &str = "\
 ptybroker: keep interactive terminal programs alive in pseudo-terminals and
@@ -158,7 +158,8 @@ pub fn unknown_verb(name: &str) -> Failure {
 
 /// A verb's failure with the advice that goes with it: for a usage error
 /// the nearest option or `--`, and where the verb's help is; for a busy
-/// session name, a line before it on `--replace`.
+/// session name, `--replace` beside seed 002's `stop it first`. Always in
+/// the one line the failure prints.
 pub fn advise(v: &VerbSpec, mut f: Failure) -> Failure {
     if f.exit == 2 {
         if let Some(bad) = f.message.strip_prefix("unexpected option ") {
@@ -187,17 +188,23 @@ pub fn advise(v: &VerbSpec, mut f: Failure) -> Failure {
                 .push_str(&format!(" (see ptybroker {} --help)", v.name));
         }
     } else if f.exit == 1 && v.name == "start" && busy(&f.message) {
-        // Seed 002's line stays as it is, and last; the way out goes before it.
-        err_line(&status::error_line(
-            "start --replace kills the running session and starts afresh",
-        ));
+        // Seed 002's words stay; the other way out joins them.
+        f.message = f.message.replace(
+            STOP_FIRST,
+            "(stop it first, or start --replace to start afresh)",
+        );
     }
     f
 }
 
+/// How the daemon's refusal of a name in use ends (`manager::Error::Running`).
+const STOP_FIRST: &str = "(stop it first)";
+
 /// The daemon's refusal of a name in use (`manager::Error::Running`).
 fn busy(message: &str) -> bool {
-    message.starts_with("session ") && message.contains(" already running for ")
+    message.starts_with("session ")
+        && message.contains(" already running for ")
+        && message.ends_with(STOP_FIRST)
 }
 
 /// The candidate nearest to `word`, if one is near enough to be what was

@@ -125,6 +125,7 @@ pub fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
         message: format!("serve: cannot take signals: {e}"),
         exit: 1,
     })?;
+    let mut token_note: Option<std::path::PathBuf> = None;
     let listener = match (socket, port) {
         (Some(_), Some(_)) => return Err(usage("--socket and --port are mutually exclusive")),
         (None, None) => return Err(usage("one of --socket PATH or --port N is required")),
@@ -138,12 +139,25 @@ pub fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
                 })?;
             // Before a token file is written for it.
             server::tcp_host(&host).map_err(|m| usage(&m))?;
-            let token = if insecure {
-                None
+            let (token, fresh) = if insecure {
+                (None, None)
             } else {
-                Some(load_or_make_token(token_file.as_deref(), port)?)
+                let (t, fresh) = load_or_make_token(token_file.as_deref(), port)?;
+                (Some(t), fresh)
             };
-            server::serve_tcp(&host, port, token).map_err(|m| usage(&m))?
+            let listener = server::serve_tcp(&host, port, token.clone()).map_err(|m| usage(&m))?;
+            // A new token's file, written once the port is ours (never over
+            // the file of a `serve` that has it), named once the program runs.
+            if let (Some(path), Some(t)) = (fresh, &token) {
+                match write_token(&path, t) {
+                    Ok(()) => token_note = Some(path),
+                    Err(f) => {
+                        listener.discard();
+                        return Err(f);
+                    }
+                }
+            }
+            listener
         }
     };
     let manager = Arc::new(Manager::new());
@@ -157,6 +171,12 @@ pub fn serve(p: &mut lexopt::Parser) -> Result<(), Failure> {
             message: e.to_string(),
             exit: 1,
         });
+    }
+    if let Some(path) = token_note {
+        err_line(&format!(
+            "ptybroker serve: token written to {} (send it first: {{\"jsonrpc\":\"2.0\",\"method\":\"auth\",\"params\":{{\"token\":\"...\"}},\"id\":0}})",
+            path.display()
+        ));
     }
     server::run(
         listener,
@@ -231,8 +251,12 @@ pub fn render(p: &mut lexopt::Parser) -> Result<(), Failure> {
 }
 
 /// The TCP token: from `--token-file`, else `$PTYBROKER_TOKEN`, else a new
-/// one written to a private file whose path is printed (never the token).
-fn load_or_make_token(file: Option<&str>, port: u16) -> Result<String, Failure> {
+/// one, with the private file it goes to (see [`write_token`]; its path is
+/// printed, never the token).
+fn load_or_make_token(
+    file: Option<&str>,
+    port: u16,
+) -> Result<(String, Option<std::path::PathBuf>), Failure> {
     let err = |m: String| Failure {
         message: m,
         exit: 1,
@@ -244,35 +268,36 @@ fn load_or_make_token(file: Option<&str>, port: u16) -> Result<String, Failure> 
         if t.is_empty() {
             return Err(err(format!("token file {f} is empty")));
         }
-        return Ok(t);
+        return Ok((t, None));
     }
     if let Ok(t) = std::env::var("PTYBROKER_TOKEN") {
         if !t.is_empty() {
-            return Ok(t);
+            return Ok((t, None));
         }
     }
     let dir = server::runtime_dir();
     server::ensure_private_dir(&dir).map_err(err)?;
     let path = dir.join(format!("serve-{port}.token"));
     let token = server::new_token().map_err(err)?;
-    {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| err(format!("cannot write {}: {e}", path.display())))?;
-        f.write_all(token.as_bytes())
-            .map_err(|e| err(format!("cannot write {}: {e}", path.display())))?;
-    }
-    err_line(&format!(
-        "ptybroker serve: token written to {} (send it first: {{\"jsonrpc\":\"2.0\",\"method\":\"auth\",\"params\":{{\"token\":\"...\"}},\"id\":0}})",
-        path.display()
-    ));
-    Ok(token)
+    Ok((token, Some(path)))
+}
+
+/// Write a new token to its private file.
+fn write_token(path: &std::path::Path, token: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let err = |e: std::io::Error| Failure {
+        message: format!("cannot write {}: {e}", path.display()),
+        exit: 1,
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(err)?;
+    f.write_all(token.as_bytes()).map_err(err)
 }
 
 /// `install --host DEST [--path P]`: see [`crate::install`].
