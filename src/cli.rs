@@ -263,10 +263,9 @@ fn dropped_line(r: &Value, session: &str) -> String {
     if dropped == 0 {
         return String::new();
     }
-    let keeps = limits::TRANSCRIPT_BYTES / 1024;
     let cut = &r["cut"];
     let held = cut["bytes"].as_u64().filter(|b| *b <= dropped);
-    let line = match held {
+    let words = match held {
         Some(held) => {
             let mut cmd = format!(
                 "ptybroker read -s {} --from {} --to {} --max-bytes 0",
@@ -277,16 +276,17 @@ fn dropped_line(r: &Value, session: &str) -> String {
             if cut["view"] == "raw" {
                 cmd.push_str(" --raw");
             }
-            format!(
-                "[ptybroker: {} bytes of output before here were dropped (the buffer keeps the last {keeps} KiB); the {held} bytes still held of the line they cut are left out here; print them with: {cmd}]",
-                dropped - held
-            )
+            let how = format!("print them with: {cmd}");
+            let rest = ops::CutRest::LeftOut {
+                count: held,
+                unit: "bytes",
+                how: &how,
+            };
+            ops::dropped_words(dropped - held, rest)
         }
-        None => format!(
-            "[ptybroker: {dropped} bytes of output before here were dropped (the buffer keeps the last {keeps} KiB)]"
-        ),
+        None => ops::dropped_words(dropped, ops::CutRest::Gone),
     };
-    format!("{line}\n")
+    format!("[ptybroker: {words}]\n")
 }
 
 /// `word` as one word for a POSIX shell.

@@ -482,6 +482,43 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
     }
 }
 
+/// What became of the rest of the line the ring's drop cut, for
+/// [`dropped_words`].
+#[derive(Clone, Copy, Debug)]
+pub enum CutRest<'a> {
+    /// Nothing of it is known to be held (or the drop cut no line).
+    Gone,
+    /// Left out of the text shown: `count` of `unit` (`"bytes"`,
+    /// `"characters"`), and `how` the front end gets them (its command).
+    LeftOut {
+        count: u64,
+        unit: &'a str,
+        how: &'a str,
+    },
+    /// Shown: the text's first line is what is held of it.
+    Shown,
+}
+
+/// The words every front end puts where the ring dropped output before a
+/// text (its own brackets around them): `lost` bytes are no longer held,
+/// and what became of the rest of the line they cut. The facts are worded
+/// here; a front end words only its command (`rest`'s `how`).
+pub fn dropped_words(lost: u64, rest: CutRest) -> String {
+    let keeps = limits::TRANSCRIPT_BYTES / 1024;
+    let head = format!(
+        "{lost} bytes of output before here were dropped (the buffer keeps the last {keeps} KiB)"
+    );
+    match rest {
+        CutRest::Gone => head,
+        CutRest::LeftOut { count, unit, how } => format!(
+            "{head}; the {count} {unit} still held of the line they cut are left out here; {how}"
+        ),
+        CutRest::Shown => {
+            format!("{head}; the first line below is what is still held of the line they cut")
+        }
+    }
+}
+
 /// Where the first whole line of `data` starts, `data` being what the ring
 /// kept after dropping bytes: just past the first newline, so that the
 /// stream never opens with the tail of a cut line (`8931` for `168931`).

@@ -890,6 +890,15 @@ impl Session {
         t.read_chars(from, max)
     }
 
+    /// The character offsets (as [`Session::output_chars`] takes them) of
+    /// the transcript's bytes `from..to`, if the ring still holds them all.
+    pub fn chars_of(&self, from: u64, to: u64) -> Option<(u64, u64)> {
+        let st = lock(&self.inner.state);
+        let t = &st.transcript;
+        (t.start() <= from && from <= to && to <= t.end())
+            .then(|| (t.char_offset(from), t.char_offset(to)))
+    }
+
     /// Hold this for the whole of a step: other steps of this session wait.
     /// `None` if `cancel` is set first, or the turn has not come by
     /// `deadline`: waiting in line counts against the caller's cap, and a

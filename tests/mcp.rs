@@ -2034,3 +2034,78 @@ fn a_wait_holds_up_neither_another_session_nor_its_own_next_call() {
     let w = c.response(&wait);
     assert_eq!(w["result"]["structuredContent"]["reason"], "matched", "{w}");
 }
+
+/// The marker MCP puts where the ring dropped output: the bytes lost, and
+/// the characters still held of the line they cut with the terminal_read
+/// that returns them. `(lost, held, since, to)`.
+fn dropped_marker(line: &str) -> (u64, u64, u64, u64) {
+    let m = regex_lite::Regex::new(r"^\[\.\.\. (\d+) bytes of output before here were dropped \(the buffer keeps the last 1024 KiB\); the (\d+) characters still held of the line they cut are left out here; read them with terminal_read since=(\d+) to=(\d+) \.\.\.\]$")
+        .expect("regex")
+        .captures(line)
+        .unwrap_or_else(|| panic!("no dropped marker: {:?}", &line[..line.len().min(300)]));
+    let n = |i: usize| m[i].parse::<u64>().expect("a number");
+    (n(1), n(2), n(3), n(4))
+}
+
+/// A line longer than the 1 MiB ring: terminal_step says how many bytes
+/// are gone and where terminal_read finds the rest of the line (not that
+/// it is lost); terminal_run, whose output is the whole transcript, says
+/// exactly how many bytes it lost before the rest of the line it shows.
+#[test]
+fn a_line_longer_than_the_ring_is_named_by_its_character_offsets() {
+    let n: u64 = 1_500_000;
+    let mut c = Client::legacy("2025-11-25");
+    let script = format!(
+        "import sys\ninput('go> ')\nsys.stdout.write('\\u00e9' + 'y' * {n} + '\\n')\nsys.stdout.flush()\ninput('P> ')\n"
+    );
+    let r = c.ok(
+        "terminal_start",
+        json!({"shell": "python3", "args": ["-c", script]}),
+    );
+    let id = r["session_id"].as_str().expect("id").to_string();
+    let r = c.ok(
+        "terminal_step",
+        json!({"session_id": id, "enter": true, "timeout_ms": 40000}),
+    );
+    assert_eq!(r["reason"], "idle", "{}", &r["output"].to_string()[..200]);
+    let out = r["output"].as_str().unwrap_or_default();
+    let (marker, rest) = out.split_once('\n').expect("a marker line");
+    assert_eq!(rest, "P> ");
+    let (lost, held, since, to) = dropped_marker(marker);
+    assert_eq!(to - since, held);
+    // The echoed CR LF, é (2 bytes), the y's and their CR LF; all but the
+    // first bytes of the line are still held, as one character each.
+    assert_eq!(lost + held, 2 + 2 + n + 2);
+    assert!(held > 1000 && lost > 4, "{marker}");
+    let r = c.ok(
+        "terminal_read",
+        json!({"session_id": id, "since": since, "to": to, "max_chars": 1 << 20}),
+    );
+    let text = r["text"].as_str().unwrap_or_default();
+    let ys = usize::try_from(held - 2).expect("fits");
+    assert!(
+        text == format!("{}\r\n", "y".repeat(ys)),
+        "{} characters, not {ys} y's and CR LF",
+        text.chars().count()
+    );
+    assert_eq!(r["cursor"], to);
+    c.ok("terminal_close", json!({"session_id": id, "force": true}));
+
+    // terminal_run shows what is held of the cut line, after the marker.
+    let r = c.ok(
+        "terminal_run",
+        json!({"command": format!("python3 -c \"print('y' * {n})\""), "max_chars": 1000}),
+    );
+    let out = r["output"].as_str().unwrap_or_default();
+    let (marker, rest) = out.split_once('\n').expect("a marker line");
+    let gone = n + 2 - (1 << 20);
+    assert_eq!(
+        marker,
+        format!("[... {gone} bytes of output before here were dropped (the buffer keeps the last 1024 KiB); the first line below is what is still held of the line they cut ...]")
+    );
+    assert!(
+        rest.starts_with("yyyy") && rest.ends_with("yyy\n"),
+        "{rest:?}"
+    );
+    assert_eq!(r["truncated"], true);
+}

@@ -180,6 +180,7 @@ pub const TOOLS: &[ToolDef] = &[
                 &[
                     ("session_id", session_id()),
                     ("since", integer("Character offset (default: where the last read stopped).")),
+                    ("to", integer("Character offset to stop at (default: the end).")),
                     ("max_chars", max_chars()),
                     ("grep", string("Keep only lines matching this regex.")),
                     ("tail", integer("Keep only the last N lines (after grep).")),

@@ -393,7 +393,7 @@ fn step(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>, turn: &mut 
     })
     .map_err(|e| refused(&id, &s, e))?;
     let lost = if r.dropped > 0 {
-        format!("[... {} earlier bytes were not kept ...]\n", r.dropped)
+        format!("[... {} ...]\n", dropped_words(&s, &r))
     } else {
         String::new()
     };
@@ -408,6 +408,29 @@ fn step(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>, turn: &mut 
         "truncated": truncated,
         "since": since,
     }))
+}
+
+/// The core's words for what the ring dropped before a step's output, with
+/// the terminal_read (character offsets) that returns what is still held
+/// of the line the drop cut.
+fn dropped_words(s: &Session, r: &ops::StepResult) -> String {
+    let held = r
+        .cut_line
+        .filter(|(from, to)| to - from <= r.dropped)
+        .and_then(|(from, to)| Some((to - from, s.chars_of(from, to)?)));
+    match held {
+        Some((bytes, (since, to))) => {
+            let how = format!("read them with terminal_read since={since} to={to}");
+            let rest = ops::CutRest::LeftOut {
+                count: to - since,
+                unit: "characters",
+                how: &how,
+            };
+            ops::dropped_words(r.dropped - bytes, rest)
+        }
+        // Dropped since the step collected it: all of it is gone.
+        None => ops::dropped_words(r.dropped, ops::CutRest::Gone),
+    }
 }
 
 fn max_wait_ms() -> u64 {
@@ -438,6 +461,7 @@ fn read(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>, _: &mut Turn) ->
         &[
             "session_id",
             "since",
+            "to",
             "max_chars",
             "grep",
             "tail",
@@ -446,6 +470,14 @@ fn read(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>, _: &mut Turn) ->
     )?;
     let (id, s) = a.session(ctx)?;
     let since = a.int("since", 0, u64::MAX >> 11)?;
+    let to = a.int("to", 0, u64::MAX >> 11)?;
+    if let (Some(from), Some(to)) = (since, to) {
+        if to < from {
+            return Err(format!(
+                "to {to} is before since {from}: give the offset the read stops at"
+            ));
+        }
+    }
     let max = a.max_chars()?;
     let grep = match a.str("grep")? {
         Some(g) => Some(Regex::new(g).map_err(|e| format!("invalid grep regex: {e}"))?),
@@ -463,15 +495,33 @@ fn read(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>, _: &mut Turn) ->
         ));
     }
     let chunk = read.chunk;
+    // `to`: the bytes of the characters before it (each character starts
+    // at a byte that is not a UTF-8 continuation byte).
+    let stop = to.filter(|&to| to < read.end).map(|to| {
+        let n = usize::try_from(to.saturating_sub(read.first)).unwrap_or(usize::MAX);
+        chunk
+            .data
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| *b & 0xC0 != 0x80)
+            .nth(n)
+            .map_or(chunk.data.len(), |(i, _)| i)
+    });
     // Hold back a character or escape sequence still arriving, unless the
-    // program is gone and nothing more will come.
-    let keep = if st.running() {
-        text::complete_prefix(&chunk.data)
-    } else {
-        chunk.data.len()
+    // program is gone and nothing more will come; a read that stops at
+    // `to` is all there.
+    let keep = match stop {
+        Some(stop) => stop,
+        None if st.running() => text::complete_prefix(&chunk.data),
+        None => chunk.data.len(),
     };
     let data = &chunk.data[..keep];
-    s.set_mark(chunk.start + keep as u64);
+    // A read of an earlier stretch does not take back what later reads
+    // and steps have returned.
+    let next = chunk.start + keep as u64;
+    if stop.is_none() || next > s.mark() {
+        s.set_mark(next);
+    }
     let cursor = read.first + crate::transcript::chars_in(data);
     let mut out = if strip {
         text::strip_ansi(data)
@@ -701,8 +751,15 @@ fn run(ctx: &Ctx, m: &Map<String, Value>, cancel: &Arc<AtomicBool>, _: &mut Turn
     let exit = s.kill();
     lock(&ctx.runs).remove(&key);
     let chunk = s.output(0, usize::MAX);
+    // The whole transcript: what is held of the line the drop cut is
+    // shown, first (one that starts right after the drop is one too).
     let note = if chunk.dropped > 0 {
-        format!("[... {} earlier bytes were not kept ...]\n", chunk.dropped)
+        let rest = if chunk.data.is_empty() {
+            ops::CutRest::Gone
+        } else {
+            ops::CutRest::Shown
+        };
+        format!("[... {} ...]\n", ops::dropped_words(chunk.dropped, rest))
     } else {
         String::new()
     };
