@@ -2109,3 +2109,40 @@ fn a_line_longer_than_the_ring_is_named_by_its_character_offsets() {
     );
     assert_eq!(r["truncated"], true);
 }
+
+/// `terminal_read`'s `to`: a read of an earlier stretch returns just that
+/// stretch and leaves the read position where later reads put it; a `to`
+/// before `since` is refused in MCP's shape.
+#[test]
+fn a_read_that_stops_at_to_does_not_move_the_read_position_back() {
+    let mut c = Client::modern();
+    let id = c.bash();
+    c.run_line(&id, "echo one-$((1+1)); echo three-$((1+2))");
+    // Everything so far: the read position moves to its end.
+    let all = c.ok("terminal_read", json!({"session_id": id, "since": 0}));
+    let end = all["cursor"].as_u64().expect("cursor");
+    let text = all["text"].as_str().expect("text");
+    let at = text.find("one-2").expect("one-2 in the output");
+    let since = text[..at].chars().count() as u64;
+    // Just "one-2", from the middle of what was read.
+    let part = c.ok(
+        "terminal_read",
+        json!({"session_id": id, "since": since, "to": since + 5}),
+    );
+    assert_eq!(part["text"], "one-2", "{part}");
+    assert_eq!(part["cursor"], since + 5);
+    // The next read without `since` starts where the whole read ended.
+    c.run_line(&id, "echo four-$((2+2))");
+    let next = c.ok("terminal_read", json!({"session_id": id}));
+    let text = next["text"].as_str().expect("text");
+    assert!(
+        !text.contains("three-3") && text.contains("four-4"),
+        "{text:?}"
+    );
+    assert!(next["cursor"].as_u64().expect("cursor") > end);
+    let e = c.err(
+        "terminal_read",
+        json!({"session_id": id, "since": 10, "to": 3}),
+    );
+    assert!(e.contains("to 3 is before since 10"), "{e}");
+}
