@@ -10,7 +10,7 @@
 //! dropped before it was waited for (the request was refused, or its thread
 //! never started) is skipped without blocking anyone.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::sync::lock;
@@ -21,7 +21,7 @@ use crate::sync::lock;
 struct Line {
     issued: u64,
     serving: u64,
-    skipped: BTreeSet<u64>,
+    skipped: Vec<u64>,
 }
 
 #[derive(Default)]
@@ -115,11 +115,12 @@ impl Turn {
             return;
         };
         if !served && line.serving != self.n {
-            line.skipped.insert(self.n);
+            line.skipped.push(self.n);
             return;
         }
         line.serving = self.n + 1;
-        while line.skipped.remove(&line.serving) {
+        while let Some(i) = line.skipped.iter().position(|&n| n == line.serving) {
+            line.skipped.swap_remove(i);
             line.serving += 1;
         }
         if line.serving >= line.issued {

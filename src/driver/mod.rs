@@ -23,7 +23,6 @@
 mod methods;
 mod params;
 
-use std::collections::HashMap;
 use std::io::{self, BufReader, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -185,9 +184,10 @@ pub fn parse(line: &str) -> Result<Request, (Value, DriverError)> {
 /// The requests read and not yet answered.
 #[derive(Default)]
 struct Flight {
-    /// Their ids, by serial number; an answer is written only by whoever
-    /// takes its entry out, so each request gets exactly one.
-    pending: HashMap<u64, Value>,
+    /// Their serial numbers and ids, in the order read (at most
+    /// [`limits::MAX_DRIVER_REQUESTS`]); an answer is written only by
+    /// whoever takes its entry out, so each request gets exactly one.
+    pending: Vec<(u64, Value)>,
     next: u64,
     /// How many have finished: a closing driver looks again after each.
     finished: u64,
@@ -325,7 +325,11 @@ impl Driver {
         // Taken out and written under the output's lock: an exiting driver
         // answers what is left under the same lock.
         let out = lock(&self.out);
-        let mine = lock(&self.flight).pending.remove(&serial).is_some();
+        let mine = {
+            let mut f = lock(&self.flight);
+            let at = f.pending.iter().position(|(n, _)| *n == serial);
+            at.map(|i| f.pending.remove(i)).is_some()
+        };
         if mine {
             self.put(out, line);
         } else {
@@ -340,13 +344,11 @@ impl Driver {
     /// error, then write `last`'s answer, so that it is the last line.
     pub fn exit_after(&self, last: Option<(&Request, Value)>) -> ! {
         let mut out = lock(&self.out);
-        let mut left: Vec<_> = std::mem::take(&mut lock(&self.flight).pending)
-            .into_iter()
-            .filter(|(n, _)| last.as_ref().map_or(true, |(r, _)| r.serial != *n))
-            .collect();
-        left.sort_by_key(|(n, _)| *n);
+        // In the order read.
+        let left = std::mem::take(&mut lock(&self.flight).pending);
         let mut lines: Vec<Value> = left
             .into_iter()
+            .filter(|(n, _)| last.as_ref().map_or(true, |(r, _)| r.serial != *n))
             .map(|(_, id)| {
                 let e = DriverError::failed(format!(
                     "the driver is exiting and this request was still running {} ms after its session was ended",
@@ -471,7 +473,7 @@ fn dispatch(driver: &'static Driver, mut req: Request) {
         }
         req.serial = f.next;
         f.next += 1;
-        f.pending.insert(req.serial, req.id.clone());
+        f.pending.push((req.serial, req.id.clone()));
     }
     let turn = driver.turns.take(req.session.as_deref());
     let (id, serial) = (req.id.clone(), req.serial);
