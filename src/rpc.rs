@@ -589,7 +589,9 @@ fn status(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
 }
 
 fn resize(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
-    if !p.contains_key("cols") || !p.contains_key("rows") {
+    // `null` is a field left out (see `params`), not a size of 0.
+    let given = |k: &str| p.get(k).is_some_and(|v| !v.is_null());
+    if !given("cols") || !given("rows") {
         return Err(RpcError::params("cols and rows are required"));
     }
     let (cols, rows) = size_params(p, 0, 0)?;
@@ -867,6 +869,13 @@ fn record(ctx: &Ctx, p: &Params) -> Result<Value, RpcError> {
         Some("start") => {
             let path = opt_str(p, "path")?
                 .ok_or_else(|| RpcError::params("path is required to start a recording"))?;
+            // The daemon's working directory is not the caller's: a
+            // relative path would land where nobody looks for it.
+            if !std::path::Path::new(path).is_absolute() {
+                return Err(RpcError::params(format!(
+                    "path must be absolute: {path:?} would be taken from the daemon's directory, not yours (the record verb makes it absolute for you)"
+                )));
+            }
             s.start_recording(std::path::Path::new(path))
                 .map_err(|e| RpcError::new(SERVER_ERROR, e.to_string()))?;
             Ok(json!({"recording": path}))

@@ -422,8 +422,12 @@ struct Inner {
     state: Mutex<State>,
     changed: Condvar,
     /// Serialises writers so that one request's bytes are never interleaved
-    /// with another's.
-    writer: Mutex<()>,
+    /// with another's. Holds when a write last timed out with the terminal
+    /// full (`None` once the program reads again): a writer queued behind
+    /// it that finds the terminal still full fails at once, as the program
+    /// has read none of its input for the whole timeout already, instead
+    /// of each queued writer waiting a timeout of its own.
+    writer: Mutex<Option<Instant>>,
     /// Serialises steps (write, wait, collect): two callers stepping the
     /// same session at once each get their own answer, in turn.
     /// (true while one holds the turn; `step_done` wakes the next.)
@@ -599,7 +603,7 @@ impl Session {
                 holding: None,
             }),
             changed: Condvar::new(),
-            writer: Mutex::new(()),
+            writer: Mutex::new(None),
             steps: Mutex::new(false),
             step_done: Condvar::new(),
             stop_reader: Mutex::new(Some(stop_tx)),
@@ -932,7 +936,7 @@ impl Session {
     /// Write bytes to the program's terminal. Fails if the program has exited
     /// or has not read its input for [`limits::WRITE_TIMEOUT`].
     pub fn write(&self, bytes: &[u8]) -> io::Result<usize> {
-        let _w = lock(&self.inner.writer);
+        let mut stalled = lock(&self.inner.writer);
         if lock(&self.inner.state).exit.is_some() {
             return Err(exited());
         }
@@ -944,8 +948,33 @@ impl Session {
             st.input_echo = echo_line(bytes);
             st.input_escape = bytes.last() == Some(&0x1b);
         }
-        let r = write_all(self.inner.pty.master(), bytes, limits::WRITE_TIMEOUT);
+        let master = self.inner.pty.master();
+        let r = match *stalled {
+            // An earlier write timed out with the terminal full: one try
+            // first; only if the program has read since does this write
+            // get a timeout of its own.
+            Some(since) if !bytes.is_empty() => match rustix::io::write(master, bytes) {
+                Ok(n) => write_all(master, &bytes[n..], limits::WRITE_TIMEOUT),
+                Err(Errno::AGAIN) => Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "the program has not read its input since an earlier write timed out {}s ago; {} bytes were not sent",
+                        since.elapsed().as_secs(),
+                        bytes.len()
+                    ),
+                )),
+                Err(_) => write_all(master, bytes, limits::WRITE_TIMEOUT),
+            },
+            _ => write_all(master, bytes, limits::WRITE_TIMEOUT),
+        };
         lock(&self.inner.state).last_input = Instant::now();
+        *stalled = match &r {
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                Some(stalled.unwrap_or_else(Instant::now))
+            }
+            Ok(()) if bytes.is_empty() => *stalled,
+            _ => None,
+        };
         r?;
         self.inner.record(|rec| rec.input(bytes));
         Ok(bytes.len())

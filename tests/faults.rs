@@ -593,3 +593,65 @@ fn a_step_whose_client_leaves_while_in_line_types_nothing() {
     assert!(!marker.exists(), "the abandoned step's text was typed");
     sb.run(&["kill-session", "--session", "b"]).ok();
 }
+
+/// Writers queued behind one that timed out on a program that reads
+/// nothing fail at once, saying so, instead of each waiting a timeout of
+/// its own; once the program reads again, writes go through.
+#[test]
+fn writes_queued_behind_a_stalled_one_fail_at_once_and_recover() {
+    let (sb, pid) = daemon("stalled");
+    let go = sb.work("stall").join("go");
+    let script = format!(
+        "import os, sys, time, tty\n\
+         tty.setraw(0)\n\
+         print('RAW', flush=True)\n\
+         while not os.path.exists({go:?}):\n    time.sleep(0.05)\n\
+         while True:\n    os.read(0, 65536)\n"
+    );
+    let mut rpc = sb.rpc();
+    rpc.ok(
+        "pty/start",
+        json!({"session": "st", "argv": ["python3", "-c", script]}),
+    );
+    rpc.wait_for("st", "RAW");
+    // Three writers at once, each on its own connection.
+    let writers: Vec<_> = (0..3)
+        .map(|_| {
+            let mut c = sb.rpc();
+            thread::spawn(move || {
+                c.call(
+                    "pty/write",
+                    json!({"session": "st", "action": {"text": "z".repeat(1 << 20)}}),
+                )
+            })
+        })
+        .collect();
+    let answers: Vec<Value> = writers
+        .into_iter()
+        .map(|t| t.join().expect("writer"))
+        .collect();
+    let messages: Vec<&str> = answers
+        .iter()
+        .map(|a| a["error"]["message"].as_str().unwrap_or(""))
+        .collect();
+    let timed_out = messages
+        .iter()
+        .filter(|m| m.contains("has not read its input for"))
+        .count();
+    let queued = messages
+        .iter()
+        .filter(|m| m.contains("since an earlier write timed out"))
+        .count();
+    assert_eq!((timed_out, queued), (1, 2), "{answers:?}");
+    // The program reads again: the next write goes through.
+    std::fs::write(&go, "").expect("go");
+    let ok = eventually(Duration::from_secs(20), || {
+        let r = rpc.call(
+            "pty/write",
+            json!({"session": "st", "action": {"text": "a"}}),
+        );
+        r.get("result").map(|_| ())
+    });
+    assert!(ok.is_some(), "writes never recovered");
+    assert_eq!(sb.daemon_pid(), Some(pid));
+}

@@ -865,3 +865,53 @@ fn first_requests_are_answered_in_order_however_they_arrive() {
     );
     c.ok("pty/kill", json!({"session": "big"}));
 }
+
+/// `pty/record` over the socket takes an absolute path: the daemon's
+/// working directory is not the caller's, so a relative one is refused
+/// (and nothing is written there); the CLI's `record` makes paths absolute.
+#[test]
+fn a_recording_path_over_the_socket_must_be_absolute() {
+    let sb = Sandbox::new("recpath");
+    sb.run(&["start", "--session", "r", "--", "cat"]).ok();
+    let mut c = sb.rpc();
+    let e = c.err(
+        "pty/record",
+        json!({"session": "r", "action": "start", "path": "rel.cast"}),
+    );
+    assert_eq!(e["code"], -32602, "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("must be absolute"),
+        "{e}"
+    );
+    let daemon = sb.daemon_pid().expect("daemon pid");
+    let cwd = std::fs::read_link(format!("/proc/{daemon}/cwd")).expect("daemon cwd");
+    assert!(!cwd.join("rel.cast").exists(), "written in {cwd:?}");
+    // The CLI's relative path is taken from the caller's directory.
+    let here = sb.work("rec");
+    let out = sb.run_in(&here, &["record", "--session", "r", "start", "rel.cast"]);
+    assert_eq!(out.code(), 0, "{out:?}");
+    assert!(here.join("rel.cast").exists(), "{out:?}");
+}
+
+/// `pty/resize` needs both sizes; a `null` one is left out, not 0.
+#[test]
+fn a_resize_with_a_null_size_says_the_size_is_required() {
+    let sb = Sandbox::new("resizenull");
+    sb.run(&["start", "--session", "z", "--", "cat"]).ok();
+    let mut c = sb.rpc();
+    for params in [
+        json!({"session": "z", "cols": null, "rows": 10}),
+        json!({"session": "z", "cols": 40}),
+    ] {
+        let e = c.err("pty/resize", params.clone());
+        assert_eq!(e["code"], -32602, "{params}: {e}");
+        assert_eq!(e["message"], "cols and rows are required", "{params}: {e}");
+    }
+    c.ok(
+        "pty/resize",
+        json!({"session": "z", "cols": 40, "rows": 10}),
+    );
+}
