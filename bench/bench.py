@@ -981,10 +981,13 @@ def bench_system():
         vs_tmux = med([x / o for x, o in zip(t[name][2], t[name][1])])
         busy = med(t[name][3]) / med(t[name][1])
         idle_native, idle_ours = med(t[name][4]), med(t[name][5])
-        # No terminal outruns the kernel: where twice tmux's rate is above
-        # the native reader's, the 2x target is out of any reader's reach.
-        ceiling = (f"; 2x tmux ({2 * theirs:.0f} MB/s) is above the native reader, the kernel's ceiling"
-                   if 2 * theirs > native else "")
+        # No terminal outruns the kernel: the native reader's own ratio to
+        # tmux, round by round, is the most any reader could show against
+        # tmux in this run; below 2x the 2x target is out of any reader's
+        # reach.
+        reach = med([x / n for x, n in zip(t[name][2], t[name][0])])
+        ceiling = (f"; the native reader itself was {reach:.2f}x tmux"
+                   + (", so 2x tmux is above the kernel's ceiling here" if reach < 2 else ""))
         rows.append((
             f"whole system, {name}",
             f"{ours:.0f} MB/s: {vs_native:.2f}x native, {vs_tmux:.2f}x tmux",
@@ -1009,7 +1012,9 @@ def bench_system():
         "PTY path (`cat`, the kernel worker that moves its output to the line discipline, the reader) "
         "keeps every CPU busy by itself: then whatever the emulator costs comes out of the same CPUs, "
         "and the ratio to native is bounded by the kernel's CPU time over the kernel's plus the emulator's, "
-        "however the work is spread over threads.",
+        "however the work is spread over threads. The native reader's own ratio to tmux (median of the "
+        "rounds' ratios) is the most any terminal could show against tmux in the same run: where it is "
+        "below 2x, so is every reader's.",
     )
 
 
