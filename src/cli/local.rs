@@ -239,11 +239,12 @@ pub fn render(p: &mut lexopt::Parser) -> Result<(), Failure> {
         (None, None) => None,
         (c, r) => Some(limits::check_size(c.unwrap_or(80), r.unwrap_or(24)).map_err(usage)?),
     };
-    let data = std::fs::read(&file).map_err(|e| Failure {
-        message: format!("cannot read {}: {e}", file.to_string_lossy()),
+    let name = file.to_string_lossy();
+    let input = std::fs::File::open(&file).map_err(|e| Failure {
+        message: format!("cannot read {name}: {e}"),
         exit: 1,
     })?;
-    let scr = crate::replay::replay(&data, size).map_err(|m| Failure {
+    let scr = crate::replay::replay(input, &name, size).map_err(|m| Failure {
         message: m,
         exit: 1,
     })?;
