@@ -408,7 +408,6 @@ struct Ignore;
 impl Perform for Ignore {
     fn print(&mut self, _: char) {}
     fn print_ascii(&mut self, _: &[u8]) {}
-    fn print_chars(&mut self, _: &[char]) {}
 }
 
 /// The length of the UTF-8 character cut short at the end of `bytes` (its

@@ -153,7 +153,11 @@ pub(crate) const SPACER: u16 = 2;
 /// beside the row (they are rare), flagged by nothing here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Cell {
-    pub ch: char,
+    /// The character as its UTF-8 bytes, first byte lowest ([`glyph`]):
+    /// ASCII is its own value, and the history copies a cell's text with
+    /// one four-byte store and a length from the leading zeros, with no
+    /// branch on the character's length.
+    pub glyph: u32,
     pub fg: u32,
     pub bg: u32,
     pub attrs: u16,
@@ -168,7 +172,7 @@ impl Default for Cell {
 
 impl Cell {
     pub const BLANK: Cell = Cell {
-        ch: ' ',
+        glyph: b' ' as u32,
         fg: 0,
         bg: 0,
         attrs: 0,
@@ -177,8 +181,14 @@ impl Cell {
 
     #[inline]
     pub fn new(ch: char, pen: Pen) -> Cell {
+        Cell::with_glyph(glyph(ch), pen)
+    }
+
+    /// A cell holding `glyph` (see the field).
+    #[inline]
+    pub fn with_glyph(glyph: u32, pen: Pen) -> Cell {
         Cell {
-            ch,
+            glyph,
             fg: pen.fg,
             bg: pen.bg,
             attrs: pen.attrs,
@@ -205,6 +215,20 @@ impl Cell {
         }
     }
 
+    /// The cell's character.
+    pub fn ch(&self) -> char {
+        let b = self.glyph.to_le_bytes();
+        let len = glyph_len(self.glyph);
+        std::str::from_utf8(&b[..len])
+            .ok()
+            .and_then(|s| s.chars().next())
+            .unwrap_or('\u{FFFD}')
+    }
+
+    pub fn is_ascii(&self) -> bool {
+        self.glyph < 0x80
+    }
+
     pub fn is_wide(&self) -> bool {
         self.flags & WIDE != 0
     }
@@ -222,9 +246,22 @@ pub(crate) fn char_width(c: char) -> usize {
     if cp < 0x7f {
         return 1;
     }
-    match WIDTHS.get_or_init(width_table).get((cp >> 2) as usize) {
+    width_in(widths(), cp)
+}
+
+/// The width table (see [`WIDTHS`]), to look up many characters with
+/// [`width_in`] after one test that it is built.
+#[inline]
+pub(crate) fn widths() -> &'static [u8] {
+    WIDTHS.get_or_init(width_table)
+}
+
+/// The width of code point `cp` (a valid character) by `table`.
+#[inline(always)]
+pub(crate) fn width_in(table: &[u8], cp: u32) -> usize {
+    match table.get((cp >> 2) as usize) {
         Some(&packed) => usize::from(packed >> ((cp & 3) * 2) & 3),
-        None => unicode_width(c),
+        None => char::from_u32(cp).map_or(0, unicode_width),
     }
 }
 
@@ -242,6 +279,35 @@ fn width_table() -> Box<[u8]> {
         t[(cp >> 2) as usize] |= w << ((cp & 3) * 2);
     }
     t.into_boxed_slice()
+}
+
+/// `c`'s UTF-8 bytes in a `u32`, first byte lowest, the unused high bytes
+/// zero. Every form is computed and one is selected, with no branch on the
+/// character (mixed scripts would make a branch on its length mispredict).
+#[inline]
+pub(crate) fn glyph(c: char) -> u32 {
+    let cp = c as u32;
+    let two = 0x80c0 | cp >> 6 | (cp & 0x3f) << 8;
+    let three = 0x80_80e0 | cp >> 12 | (cp >> 6 & 0x3f) << 8 | (cp & 0x3f) << 16;
+    let four = 0x8080_80f0
+        | cp >> 18
+        | (cp >> 12 & 0x3f) << 8
+        | (cp >> 6 & 0x3f) << 16
+        | (cp & 0x3f) << 24;
+    let wide = if cp < 0x1_0000 { three } else { four };
+    let narrow = if cp < 0x80 { cp } else { two };
+    if cp < 0x800 {
+        narrow
+    } else {
+        wide
+    }
+}
+
+/// How many bytes of `glyph` are the character's: its highest non-zero
+/// byte is its last (no UTF-8 byte is zero except NUL, which takes one).
+#[inline]
+pub(crate) fn glyph_len(glyph: u32) -> usize {
+    ((glyph | 1).ilog2() as usize + 8) >> 3
 }
 
 /// What unicode-width says, with controls (None) as zero.
@@ -296,6 +362,23 @@ mod tests {
                 let want = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
                 assert_eq!(char_width(c), want, "U+{cp:04X}");
             }
+        }
+    }
+
+    #[test]
+    fn glyphs_are_utf8_and_round_trip() {
+        for cp in (1..0x11_0000u32)
+            .step_by(3)
+            .chain([0x7f, 0x80, 0x7ff, 0x800, 0xffff, 0x1_0000, 0x10_ffff])
+        {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            let g = glyph(c);
+            let mut want = [0u8; 4];
+            let want = c.encode_utf8(&mut want).as_bytes();
+            assert_eq!(&g.to_le_bytes()[..glyph_len(g)], want, "U+{cp:04X}");
+            assert_eq!(Cell::with_glyph(g, Pen::default()).ch(), c, "U+{cp:04X}");
         }
     }
 

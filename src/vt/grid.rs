@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use super::cell::{char_width, Cell, Pen, SPACER, WIDE};
+use super::cell::{char_width, glyph, glyph_len, Cell, Pen, SPACER, WIDE};
 use crate::blocks::Blocks;
 
 /// Most combining marks kept on one cell; a flood of them is dropped.
@@ -98,7 +98,7 @@ impl Row {
             self.cells.clear();
             self.cells.resize(cols, fill);
             self.extent = if fill == Cell::BLANK { 0 } else { cols };
-            self.plain = fill.flags == 0 && fill.ch.is_ascii() && fill.pen() == Pen::default();
+            self.plain = fill.flags == 0 && fill.is_ascii() && fill.pen() == Pen::default();
             self.styled = fill.pen() != Pen::default();
         }
         self.wrapped = false;
@@ -209,7 +209,7 @@ impl Row {
             if cell.is_spacer() {
                 continue;
             }
-            s.push(cell.ch);
+            s.push(cell.ch());
             self.push_marks(i, &mut s);
         }
         let t = s.trim_end_matches(' ').len();
@@ -258,7 +258,7 @@ impl Row {
                 || self
                     .cells
                     .iter()
-                    .any(|c| !c.ch.is_ascii() || c.flags != 0 || c.pen() != Pen::default()))
+                    .any(|c| !c.is_ascii() || c.flags != 0 || c.pen() != Pen::default()))
         {
             return Err("row marked plain is not".into());
         }
@@ -291,36 +291,15 @@ pub(crate) struct Line {
     pub wrapped: bool,
 }
 
-/// Write `c` as UTF-8 at `buf[pos..]`, which has room for four bytes (else
-/// nothing is written); returns its length. Plain stores, where
-/// `encode_utf8` would check the room and call `memcpy`. (A branch-free
-/// version costs more instructions than the mispredicted branches it saves
-/// on mixed-script text: measured a wash.)
+/// Store `glyph`'s four bytes at `buf[pos..]` and return how many of them
+/// are the character's (0 if `buf` has no room: it always has).
 #[inline]
-fn put_utf8(buf: &mut [u8], pos: usize, c: char) -> usize {
+fn put_glyph(buf: &mut [u8], pos: usize, glyph: u32) -> usize {
     let Some(w) = buf.get_mut(pos..pos + 4) else {
         return 0;
     };
-    let c = c as u32;
-    if c < 0x80 {
-        w[0] = c as u8;
-        1
-    } else if c < 0x800 {
-        w[0] = 0xc0 | (c >> 6) as u8;
-        w[1] = 0x80 | (c & 0x3f) as u8;
-        2
-    } else if c < 0x10000 {
-        w[0] = 0xe0 | (c >> 12) as u8;
-        w[1] = 0x80 | ((c >> 6) & 0x3f) as u8;
-        w[2] = 0x80 | (c & 0x3f) as u8;
-        3
-    } else {
-        w[0] = 0xf0 | (c >> 18) as u8;
-        w[1] = 0x80 | ((c >> 12) & 0x3f) as u8;
-        w[2] = 0x80 | ((c >> 6) & 0x3f) as u8;
-        w[3] = 0x80 | (c & 0x3f) as u8;
-        4
-    }
+    w.copy_from_slice(&glyph.to_le_bytes());
+    glyph_len(glyph)
 }
 
 /// Encode `cells[i..]` at `buf[*pos..]`, stepping over each wide
@@ -330,9 +309,10 @@ fn put_utf8(buf: &mut [u8], pos: usize, c: char) -> usize {
 #[inline]
 fn put_cells(buf: &mut [u8], pos: &mut usize, cells: &[Cell], mut i: usize) -> usize {
     while let Some(cell) = cells.get(i) {
-        if cell.flags & SPACER == 0 {
-            *pos += put_utf8(buf, *pos, cell.ch);
-        }
+        // A spacer's blank is stored and not counted (only a spacer left
+        // alone at the start is ever reached).
+        let n = put_glyph(buf, *pos, cell.glyph);
+        *pos += n * usize::from(cell.flags & SPACER == 0);
         i += 1 + usize::from(cell.flags & WIDE);
     }
     i
@@ -368,13 +348,13 @@ impl Line {
         runs.clear();
         if row.plain {
             text.clear();
-            text.extend(cells.iter().map(|c| c.ch as u8));
+            text.extend(cells.iter().map(|c| c.glyph as u8));
             return n;
         }
         // (A row that starts with a non-ASCII character goes to the general
         // path at once: Unicode text pays nothing for the attempt.)
         if row.marks.is_empty()
-            && cells.first().is_some_and(|c| c.ch.is_ascii())
+            && cells.first().is_some_and(Cell::is_ascii)
             && Line::encode_ascii(cells, text, runs)
         {
             return n;
@@ -417,13 +397,13 @@ impl Line {
                     if let Some(cell) = cells.get(i).filter(|_| i == c) {
                         i += 1 + usize::from(cell.flags & WIDE);
                         if cell.flags & SPACER == 0 {
-                            pos += put_utf8(buf, pos, cell.ch);
+                            pos += put_glyph(buf, pos, cell.glyph);
                             open = c;
                         }
                     }
                 }
                 if open == c {
-                    pos += put_utf8(buf, pos, m);
+                    pos += put_glyph(buf, pos, glyph(m));
                 }
             }
             put_cells(buf, &mut pos, cells, i);
@@ -435,10 +415,10 @@ impl Line {
                 if cell.flags & SPACER != 0 {
                     continue;
                 }
-                pos += put_utf8(buf, pos, cell.ch);
+                pos += put_glyph(buf, pos, cell.glyph);
                 for &(c, m) in marks {
                     if c as usize == col {
-                        pos += put_utf8(buf, pos, m);
+                        pos += put_glyph(buf, pos, glyph(m));
                     }
                 }
             }
@@ -482,8 +462,8 @@ impl Line {
         let mut pen = cells.first().map(Cell::pen).unwrap_or_default();
         let mut len = 0u16;
         for (b, cell) in text.iter_mut().zip(cells) {
-            *b = cell.ch as u8;
-            odd |= cell.ch as u32 | u32::from(cell.flags) << 8;
+            *b = cell.glyph as u8;
+            odd |= cell.glyph | u32::from(cell.flags) << 8;
             if odd >= 0x80 {
                 return false;
             }
@@ -646,7 +626,7 @@ impl Scrollback {
         // The bytes go straight into the ring (no scratch, no copy).
         let slot = self.make_room(n, 0, row.wrapped);
         let cells = &mut row.cells[..n];
-        self.text.extend_exact(cells.iter().map(|c| c.ch as u8));
+        self.text.extend_exact(cells.iter().map(|c| c.glyph as u8));
         blank_cells(cells);
         self.lines.push(slot);
         self.pushed += 1;
@@ -766,7 +746,7 @@ impl Scrollback {
 
 #[cfg(test)]
 mod tests {
-    use super::{put_utf8, Row, Scrollback, WRAPPED};
+    use super::{Row, Scrollback, WRAPPED};
     use crate::cell::{Cell, Pen};
 
     /// Write `c` at cell `i` as the terminal would (a wide character takes
@@ -863,7 +843,7 @@ mod tests {
                 let want: String = cells
                     .iter()
                     .filter(|c| c.flags & SPACER == 0)
-                    .map(|c| c.ch)
+                    .map(|c| c.ch())
                     .collect();
                 let got = std::str::from_utf8(&fast.text[..n]).expect("utf-8");
                 assert_eq!(got.replace('\u{301}', ""), want, "case {k} marked {marked}");
@@ -931,7 +911,7 @@ mod tests {
             let mut col = 0;
             while let Some(cell) = cells.get(col) {
                 if cell.flags & SPACER == 0 {
-                    want.push(cell.ch);
+                    want.push(cell.ch());
                     r.push_marks(col, &mut want);
                 }
                 col += 1 + usize::from(cell.flags & WIDE);
@@ -1046,25 +1026,5 @@ mod tests {
         r.erase(12, Cell::BLANK);
         assert_eq!(r.cells.capacity(), 0, "erased twice after text");
         r.check().expect("invariants");
-    }
-
-    #[test]
-    fn put_utf8_matches_encode_utf8() {
-        let mut buf = [0u8; 8];
-        for cp in (0..0x11_0000u32)
-            .step_by(7)
-            .chain([0x7f, 0x80, 0x7ff, 0x800, 0xffff, 0x1_0000, 0x10_ffff])
-        {
-            let Some(c) = char::from_u32(cp) else {
-                continue;
-            };
-            let n = put_utf8(&mut buf, 2, c);
-            let mut want = [0u8; 4];
-            assert_eq!(
-                &buf[2..2 + n],
-                c.encode_utf8(&mut want).as_bytes(),
-                "U+{cp:04X}"
-            );
-        }
     }
 }

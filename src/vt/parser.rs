@@ -29,11 +29,21 @@ pub trait Perform {
             self.print(c);
         }
     }
-    /// A run of printable characters, decoded. The default calls
-    /// [`Perform::print`] for each one; a screen overrides it for speed.
-    fn print_chars(&mut self, chars: &[char]) {
-        for &c in chars {
-            self.print(c);
+    /// Well-formed UTF-8 text: `text` starts with a non-ASCII byte and
+    /// holds no control bytes before the next thing the parser handles.
+    /// Print as much of it as is convenient and return how many bytes that
+    /// was: at least the first character, unless it is ill-formed or cut
+    /// short (then 0, and the parser prints U+FFFD or keeps the bytes for
+    /// the next call). The default prints the first character through
+    /// [`Perform::print`]; a screen overrides it to decode and store a run
+    /// of characters in one pass.
+    fn print_utf8(&mut self, text: &[u8]) -> usize {
+        match decode(text) {
+            Some((c, len)) => {
+                self.print(c);
+                len
+            }
+            None => 0,
         }
     }
     /// A run of printable ASCII (0x20-0x7e). The default calls
@@ -184,103 +194,57 @@ fn ascii_run(bytes: &[u8]) -> usize {
         .unwrap_or(bytes.len() - i)
 }
 
-/// Continuation byte `b`'s six bits, or None if it is not one.
-#[inline]
-fn cont(b: Option<&u8>) -> Option<u32> {
-    match b {
-        Some(&b) if b & 0xc0 == 0x80 => Some(u32::from(b & 0x3f)),
-        _ => None,
+/// The next four bytes of `bytes` from `i` as a little-endian word (first
+/// byte lowest), zero past the end: a character cut short by the end then
+/// reads as ill-formed, as no continuation byte is zero.
+#[inline(always)]
+pub(crate) fn word_at(bytes: &[u8], i: usize) -> u32 {
+    match bytes.get(i..i + 4) {
+        Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
+        _ => {
+            let mut w = [0u8; 4];
+            let tail = bytes.get(i..).unwrap_or_default();
+            w[..tail.len().min(4)].copy_from_slice(&tail[..tail.len().min(4)]);
+            u32::from_le_bytes(w)
+        }
     }
+}
+
+/// The well-formed UTF-8 character at the start of `word` (see
+/// [`word_at`]) whose first byte is not ASCII: its code point and length;
+/// None if it is ill-formed or cut short. Three-byte characters (most of
+/// CJK, kana, hangul and fullwidth forms) are tested first.
+#[inline(always)]
+pub(crate) fn decode_word(word: u32) -> Option<(u32, usize)> {
+    let b0 = word & 0xff;
+    if word & 0x00c0_c0f0 == 0x0080_80e0 {
+        let cp = (b0 & 0x0f) << 12 | (word >> 2 & 0xfc0) | (word >> 16 & 0x3f);
+        // Overlong forms and surrogates are ill-formed.
+        if cp < 0x800 || (0xd800..0xe000).contains(&cp) {
+            return None;
+        }
+        return Some((cp, 3));
+    }
+    if word & 0xc0e0 == 0x80c0 {
+        let cp = (b0 & 0x1f) << 6 | (word >> 8 & 0x3f);
+        return (cp >= 0x80).then_some((cp, 2));
+    }
+    if word & 0xc0c0_c0f8 == 0x8080_80f0 {
+        let cp = (b0 & 0x07) << 18
+            | (word >> 8 & 0x3f) << 12
+            | (word >> 16 & 0x3f) << 6
+            | (word >> 24 & 0x3f);
+        return (0x1_0000..=0x10_ffff).contains(&cp).then_some((cp, 4));
+    }
+    None
 }
 
 /// The well-formed UTF-8 character at the start of `bytes` (whose first
 /// byte is not ASCII) and its length; None if it is ill-formed or cut short.
 #[inline]
-fn decode(bytes: &[u8]) -> Option<(char, usize)> {
-    let b0 = u32::from(bytes[0]);
-    let (cp, len) = match b0 {
-        0xc2..=0xdf => ((b0 & 0x1f) << 6 | cont(bytes.get(1))?, 2),
-        0xe0..=0xef => {
-            let cp = (b0 & 0x0f) << 12 | cont(bytes.get(1))? << 6 | cont(bytes.get(2))?;
-            // Overlong forms and surrogates are ill-formed.
-            if cp < 0x800 || (0xd800..0xe000).contains(&cp) {
-                return None;
-            }
-            (cp, 3)
-        }
-        0xf0..=0xf4 => {
-            let cp = (b0 & 0x07) << 18
-                | cont(bytes.get(1))? << 12
-                | cont(bytes.get(2))? << 6
-                | cont(bytes.get(3))?;
-            if !(0x10000..=0x10ffff).contains(&cp) {
-                return None;
-            }
-            (cp, 4)
-        }
-        _ => return None,
-    };
+pub(crate) fn decode(bytes: &[u8]) -> Option<(char, usize)> {
+    let (cp, len) = decode_word(word_at(bytes, 0))?;
     Some((char::from_u32(cp)?, len))
-}
-
-/// The well-formed three-byte UTF-8 character at `bytes[i..]` (most of
-/// CJK, kana, hangul and fullwidth forms), decoded in line; None for
-/// anything else, which [`decode`] then takes (the same answer, slower).
-#[inline(always)]
-fn decode3(bytes: &[u8], i: usize) -> Option<char> {
-    let &[b0, b1, b2] = bytes.get(i..i + 3)? else {
-        return None;
-    };
-    if b0 & 0xf0 != 0xe0 || (b1 & 0xc0) | (b2 & 0xc0) >> 2 != 0xa0 {
-        return None;
-    }
-    let cp = u32::from(b0 & 0x0f) << 12 | u32::from(b1 & 0x3f) << 6 | u32::from(b2 & 0x3f);
-    // Overlong forms and surrogates are ill-formed.
-    if cp < 0x800 || (0xd800..0xe000).contains(&cp) {
-        return None;
-    }
-    char::from_u32(cp)
-}
-
-/// Print the well-formed UTF-8 text at the start of `bytes` (which starts
-/// with a non-ASCII byte) in batches of characters. Stops before a control
-/// byte, before two printable ASCII bytes in a row (the ASCII fast path
-/// takes those), and before anything ill-formed or incomplete. Returns the
-/// bytes consumed and whether it stopped cleanly (false: at something
-/// ill-formed or incomplete, for the careful path). `buf` is the parser's
-/// (a local array would be zeroed, a `memset` call, on every run).
-fn utf8_run<P: Perform>(perf: &mut P, buf: &mut [char; 64], bytes: &[u8]) -> (usize, bool) {
-    let mut n = 0;
-    let mut i = 0;
-    let mut clean = true;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let (c, len) = if b < 0x80 {
-            let printable = |b: u8| (0x20..0x7f).contains(&b);
-            if !printable(b) || bytes.get(i + 1).is_some_and(|&b| printable(b)) {
-                break;
-            }
-            (char::from(b), 1)
-        } else if let Some(c) = decode3(bytes, i) {
-            (c, 3)
-        } else if let Some(d) = decode(&bytes[i..]) {
-            d
-        } else {
-            clean = false;
-            break;
-        };
-        buf[n] = c;
-        n += 1;
-        i += len;
-        if n == buf.len() {
-            perf.print_chars(&buf[..]);
-            n = 0;
-        }
-    }
-    if n > 0 {
-        perf.print_chars(&buf[..n]);
-    }
-    (i, clean)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -320,8 +284,6 @@ pub struct Parser {
     /// A partial UTF-8 character carried across calls.
     utf8: [u8; 4],
     utf8_len: usize,
-    /// Characters decoded by `utf8_run`, handed to `print_chars` in batches.
-    chars: [char; 64],
 }
 
 impl Default for Parser {
@@ -345,7 +307,6 @@ impl Parser {
             osc: Vec::new(),
             utf8: [0; 4],
             utf8_len: 0,
-            chars: ['\0'; 64],
         }
     }
 
@@ -454,19 +415,19 @@ impl Parser {
             if b < 0x80 {
                 break;
             }
-            // Non-ASCII text: well-formed characters in one pass; from the
-            // first ill-formed or incomplete one, the careful path takes
+            // Non-ASCII text: the performer takes well-formed characters;
+            // from an ill-formed or incomplete one the careful path takes
             // over up to the next control byte.
-            let (n, clean) = utf8_run(perf, &mut self.chars, &bytes[i..]);
-            i += n;
-            if clean {
+            let n = perf.print_utf8(&bytes[i..]);
+            if n > 0 {
+                i += n;
                 continue;
             }
             let end = bytes[i..]
                 .iter()
                 .position(|&b| b < 0x20 || b == 0x7f)
                 .map_or(bytes.len(), |p| i + p);
-            self.print_utf8(perf, &bytes[i..end]);
+            self.print_lossy(perf, &bytes[i..end]);
             i = end;
             if i == bytes.len() {
                 return i;
@@ -490,7 +451,7 @@ impl Parser {
 
     /// Print a run of non-control bytes as UTF-8, keeping an incomplete
     /// trailing character for the next call.
-    fn print_utf8<P: Perform>(&mut self, perf: &mut P, mut run: &[u8]) {
+    fn print_lossy<P: Perform>(&mut self, perf: &mut P, mut run: &[u8]) {
         loop {
             match std::str::from_utf8(run) {
                 Ok(s) => {

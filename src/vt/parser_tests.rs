@@ -215,27 +215,35 @@ fn ascii_runs_stop_at_every_special_byte() {
     assert_eq!(ascii_run(b""), 0);
 }
 
-/// The in-line three-byte decoder agrees with `decode` on every sequence
-/// it accepts, and accepts every well-formed three-byte character
-/// (exhaustive over lead bytes 0xe0-0xef and all continuations; cut
-/// sequences are declined).
+/// The parser's decoder agrees with the standard library's on every lead
+/// byte with every two following bytes (and a spread of fourth bytes), and
+/// declines a character cut short.
 #[test]
-fn decode3_matches_decode() {
-    for b0 in 0u8..=0xff {
+fn decode_matches_std() {
+    for b0 in 0x80u8..=0xff {
         for b1 in 0u8..=0xff {
             for b2 in 0u8..=0xff {
-                let bytes = [b0, b1, b2];
-                let general = if b0 >= 0x80 { decode(&bytes) } else { None };
-                match decode3(&bytes, 0) {
-                    Some(c) => assert_eq!(general, Some((c, 3)), "{bytes:x?}"),
-                    None => assert!(!matches!(general, Some((_, 3))), "{bytes:x?}"),
+                let fourths: &[u8] = if b0 >= 0xf0 {
+                    &[0, 0x7f, 0x80, 0x9f, 0xbf, 0xc0]
+                } else {
+                    &[0x41]
+                };
+                for &b3 in fourths {
+                    let bytes = [b0, b1, b2, b3];
+                    let want = (1..=4).find_map(|n| {
+                        let s = std::str::from_utf8(&bytes[..n]).ok()?;
+                        Some((s.chars().next()?, n))
+                    });
+                    assert_eq!(decode(&bytes), want, "{bytes:x?}");
+                    if let Some((_, n)) = want {
+                        assert_eq!(decode(&bytes[..n - 1]), None, "{bytes:x?} cut");
+                    }
                 }
-                assert_eq!(decode3(&bytes[..2], 0), None);
             }
         }
     }
-    assert_eq!(decode3("日本".as_bytes(), 3), Some('本'));
-    assert_eq!(decode3("日本".as_bytes(), 4), None);
+    assert_eq!(decode("本".as_bytes()), Some(('本', 3)));
+    assert_eq!(decode("😀".as_bytes()), Some(('😀', 4)));
 }
 
 /// A run of three-byte characters cut anywhere across two `advance` calls

@@ -124,22 +124,8 @@ impl Perform for Term {
     }
 
     #[inline]
-    fn print_chars(&mut self, chars: &[char]) {
-        Term::print_chars(self, chars);
-    }
-
-    fn print_str(&mut self, s: &str) {
-        let mut buf = ['\0'; 64];
-        let mut n = 0;
-        for c in s.chars() {
-            buf[n] = c;
-            n += 1;
-            if n == buf.len() {
-                Term::print_chars(self, &buf);
-                n = 0;
-            }
-        }
-        Term::print_chars(self, &buf[..n]);
+    fn print_utf8(&mut self, text: &[u8]) -> usize {
+        Term::print_utf8(self, text)
     }
 
     fn execute(&mut self, byte: u8) {

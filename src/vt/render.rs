@@ -42,7 +42,7 @@ pub(crate) fn row_runs(row: &Row) -> Vec<Run> {
 }
 
 fn push_cell(text: &mut String, row: &Row, i: usize, cell: &Cell) {
-    text.push(cell.ch);
+    text.push(cell.ch());
     row.push_marks(i, text);
 }
 

@@ -5,9 +5,10 @@
 
 use std::collections::VecDeque;
 
-use super::cell::{char_width, Cell, Pen, SPACER, WIDE};
+use super::cell::{char_width, glyph, width_in, widths, Cell, Pen, SPACER, WIDE};
 use super::charset::Charset;
 use super::grid::{Row, Scrollback};
+use super::parser::{decode, decode_word, word_at};
 use super::screen::Modes;
 
 /// Most bytes of answers kept for a caller that never takes them.
@@ -202,75 +203,106 @@ impl Term {
         let (pen, cols) = (self.pen, self.cols);
         let r = &mut self.grid[row];
         let cells = r.cells_mut(cols);
-        put_cell(cells, col, c, w, pen);
+        put_cell(cells, col, glyph(c), w, pen);
         r.clear_marks(col, col + w);
         r.touch(col + w, w == 1 && c.is_ascii(), pen != Pen::default());
         self.advance(w);
     }
 
-    /// Decoded characters: the common case (no insert mode, no character
-    /// set mapping, inside the row, nothing to split or join) is written
-    /// straight into the row; anything else goes through [`Term::print`].
-    pub fn print_chars(&mut self, chars: &[char]) {
-        if self.insert || self.charsets[self.gl] != Charset::Ascii {
-            for &c in chars {
-                self.print(c);
+    /// Well-formed UTF-8 from the parser (see [`Perform::print_utf8`]):
+    /// the common case (no insert mode, no character set mapping, no wrap
+    /// pending, inside the row, nothing to split) is decoded and written
+    /// straight into the row in one pass over the bytes; anything else is
+    /// one character through [`Term::print`]. Returns the bytes consumed.
+    ///
+    /// [`Perform::print_utf8`]: crate::parser::Perform::print_utf8
+    pub fn print_utf8(&mut self, text: &[u8]) -> usize {
+        if !self.insert && !self.pending_wrap && self.charsets[self.gl] == Charset::Ascii {
+            let n = self.put_utf8(text);
+            if n > 0 {
+                return n;
             }
-            return;
         }
-        let mut rest = chars;
-        while let Some(&first) = rest.first() {
-            let n = if self.pending_wrap {
-                0
-            } else {
-                self.put_chars(rest)
-            };
-            if n == 0 {
-                self.print(first);
-                rest = &rest[1..];
-            } else {
-                rest = &rest[n..];
+        match decode(text) {
+            Some((c, len)) => {
+                self.print(c);
+                len
             }
+            None => 0,
         }
     }
 
-    /// Write the leading `chars` that need nothing but a cell each (or two)
-    /// into the cursor's row and advance; returns how many were written.
-    /// Stops at a zero-width character, at the margin, and where a wide
-    /// character would be cut: [`Term::print`] knows what to do there.
-    #[inline]
-    fn put_chars(&mut self, chars: &[char]) -> usize {
-        let (pen, cols, start) = (self.pen, self.cols, self.col);
+    /// Decode the leading characters of `text` that need nothing but a cell
+    /// each (or two), or are combining marks, into the cursor's row and
+    /// advance; returns the bytes consumed. A lone printable ASCII byte (a
+    /// space between words) is taken too; two in a row are left to the
+    /// parser's ASCII path. Stops at a control byte, at anything ill-formed
+    /// or cut short, at the margin, and where a wide character would be cut:
+    /// [`Term::print`] and the parser know what to do there.
+    fn put_utf8(&mut self, text: &[u8]) -> usize {
+        let (pen, cols, start, autowrap) = (self.pen, self.cols, self.col, self.autowrap);
+        let table = widths();
         let r = &mut self.grid[self.row];
+        r.cells_mut(cols);
         // Cells from the extent on are blank: only those before it can be
         // half of a wide character (a flag test per row, not per cell, when
         // text is added at the end of a row).
         let clean = r.extent;
-        let cells = r.cells_mut(cols);
-        let mut col = start;
-        let mut ascii = true;
-        let mut n = 0;
-        for &c in chars {
-            let w = char_width(c);
-            if w == 0
-                || col + w > cols
-                || (col < clean && cells[col].flags | cells[col + w - 1].flags != 0)
+        // Where a combining mark goes: the last character written, or
+        // before any, the one before the cursor (as `add_combining`).
+        let mut base = match start.checked_sub(1) {
+            Some(c) if c > 0 && r.cells[c].is_spacer() => Some(c - 1),
+            c => c,
+        };
+        let (mut i, mut col, mut marked, mut last) = (0, start, start, 0);
+        let printable = |b: &u8| (0x20..0x7f).contains(b);
+        while let Some(&b) = text.get(i) {
+            let word = word_at(text, i);
+            let (cp, len) = if b < 0x80 {
+                if !printable(&b) || text.get(i + 1).is_some_and(printable) {
+                    break;
+                }
+                (u32::from(b), 1)
+            } else {
+                match decode_word(word) {
+                    Some(d) => d,
+                    None => break,
+                }
+            };
+            let w = width_in(table, cp);
+            if w == 0 {
+                // Marks of the cells written so far are cleared first.
+                r.clear_marks(marked, col);
+                marked = col;
+                if let (Some(b), Some(m)) = (base, char::from_u32(cp)) {
+                    r.add_mark(b, m);
+                }
+                i += len;
+                continue;
+            }
+            // Without autowrap the last column is rewritten in place by
+            // every character that reaches it: [`Term::print`] does that.
+            if col + w + usize::from(!autowrap) > cols
+                || (col < clean && r.cells[col].flags | r.cells[col + w - 1].flags != 0)
             {
                 break;
             }
-            put_cell(cells, col, c, w, pen);
-            // Printable ASCII is always one cell wide.
-            ascii &= c.is_ascii();
+            // The glyph is the character's bytes as they came.
+            put_cell(&mut r.cells, col, word & u32::MAX >> (32 - 8 * len), w, pen);
+            (base, last) = (Some(col), cp);
             col += w;
-            n += 1;
+            i += len;
         }
-        if n > 0 {
-            r.clear_marks(start, col);
+        if col > start {
+            // Only ASCII takes one byte per cell (and marks take bytes
+            // but no cell): all of it was ASCII if the counts agree.
+            let ascii = i == col - start;
+            r.clear_marks(marked, col);
             r.touch(col, ascii, pen != Pen::default());
-            self.last_char = Some(chars[n - 1]);
+            self.last_char = char::from_u32(last);
             self.advance(col - start);
         }
-        n
+        i
     }
 
     #[inline]
@@ -314,7 +346,7 @@ impl Term {
         r.touch(col + bytes.len(), true, pen != Pen::default());
         let base = Cell::new(' ', pen);
         let cell = |b: u8| Cell {
-            ch: char::from(b),
+            glyph: u32::from(b),
             ..base
         };
         let cells = &mut r.cells[col..col + bytes.len()];
@@ -816,12 +848,12 @@ fn rotate_rows_left(grid: &mut VecDeque<Row>, top: usize, bottom: usize, n: usiz
 }
 
 #[inline(always)]
-fn put_cell(cells: &mut [Cell], col: usize, c: char, w: usize, pen: Pen) {
-    let mut cell = Cell::new(c, pen);
+fn put_cell(cells: &mut [Cell], col: usize, glyph: u32, w: usize, pen: Pen) {
+    let mut cell = Cell::with_glyph(glyph, pen);
     if w == 2 {
         cell.flags = WIDE;
         cells[col] = cell;
-        cell.ch = ' ';
+        cell.glyph = u32::from(b' ');
         cell.flags = SPACER;
         cells[col + 1] = cell;
     } else {
