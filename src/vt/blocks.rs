@@ -122,7 +122,13 @@ impl<T: Copy> Blocks<T> {
 
     #[inline]
     pub fn push(&mut self, item: T) {
-        self.extend_from_slice(std::slice::from_ref(&item));
+        if self.blocks.back().map_or(true, |b| b.len() == Self::PER) {
+            self.push_block();
+        }
+        if let Some(last) = self.blocks.back_mut() {
+            last.push(item);
+            self.len += 1;
+        }
     }
 
     /// Drop the oldest `n` items (all of them if there are fewer).
@@ -133,7 +139,9 @@ impl<T: Copy> Blocks<T> {
             self.head += n;
             return;
         }
-        self.drop_front_across(n);
+        if n > 0 {
+            self.drop_front_across(n);
+        }
     }
 
     /// [`Blocks::drop_front`] where the first block empties.

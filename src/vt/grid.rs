@@ -600,10 +600,13 @@ impl Scrollback {
         if self.limit == 0 {
             return;
         }
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let len = Line::encode(row, &mut scratch);
-        self.push_parts(&scratch.text[..len], &scratch.runs, row.wrapped);
-        self.scratch = scratch;
+        let len = Line::encode(row, &mut self.scratch);
+        let slot = self.make_room(len, self.scratch.runs.len(), row.wrapped);
+        let Scratch { text, runs } = &self.scratch;
+        self.text.extend_from_slice(&text[..len]);
+        self.runs.extend_from_slice(runs);
+        self.lines.push(slot);
+        self.pushed += 1;
     }
 
     /// Push a visible row that scrolled off and blank it with `fill` for
@@ -678,14 +681,6 @@ impl Scrollback {
             runs: (self.runs_base.wrapping_add(self.runs.len() as u32) & !WRAPPED)
                 | if wrapped { WRAPPED } else { 0 },
         }
-    }
-
-    fn push_parts(&mut self, text: &[u8], runs: &[(u16, Pen)], wrapped: bool) {
-        let slot = self.make_room(text.len(), runs.len(), wrapped);
-        self.text.extend_from_slice(text);
-        self.runs.extend_from_slice(runs);
-        self.lines.push(slot);
-        self.pushed += 1;
     }
 
     /// Lines ever pushed (see the field); history line `i` is number

@@ -259,7 +259,9 @@ impl Term {
         while let Some(&b) = text.get(i) {
             let word = word_at(text, i);
             let (cp, len) = if b < 0x80 {
-                if !printable(&b) || text.get(i + 1).is_some_and(printable) {
+                // A control byte, or the first of two printable ASCII bytes
+                // (the parser's ASCII path takes those).
+                if !printable(&b) || printable(&((word >> 8) as u8)) {
                     break;
                 }
                 (u32::from(b), 1)
