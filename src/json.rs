@@ -144,3 +144,45 @@ mod tests {
         );
     }
 }
+
+/// Whether the JSON text `bytes` holds more than `limit` values, counted
+/// without parsing: one for each `[`, `{`, `,` and `:` outside strings (an
+/// upper bound on what a parse would build, give or take one). Read before
+/// parsing a request line, so a line of many tiny values is refused before
+/// its tree is built; linear, with no allocation.
+pub fn exceeds_values(bytes: &[u8], limit: usize) -> bool {
+    let (mut n, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if matches!(b, b'[' | b'{' | b',' | b':') {
+            n += 1;
+            if n > limit {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod value_count_tests {
+    use super::exceeds_values;
+
+    #[test]
+    fn separators_inside_strings_do_not_count() {
+        assert!(!exceeds_values(br#"{"a":"[,{:,,,]}","b":[1,2]}"#, 6));
+        assert!(exceeds_values(br#"{"a":"[,{:,,,]}","b":[1,2]}"#, 5));
+        // An escaped quote does not end the string.
+        assert!(!exceeds_values(br#"{"a":"\",,,,,\\"}"#, 2));
+        assert!(!exceeds_values(b"", 0));
+    }
+}

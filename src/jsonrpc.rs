@@ -115,6 +115,12 @@ pub fn decode(line: Result<&[u8], usize>) -> Result<Option<Frame>, Error> {
     if text.trim().is_empty() {
         return Ok(None);
     }
+    if crate::json::exceeds_values(bytes, limits::MAX_JSON_VALUES) {
+        return Err(Error::invalid_request(format!(
+            "the line holds more than {} JSON values; it was discarded",
+            limits::MAX_JSON_VALUES
+        )));
+    }
     match serde_json::from_slice(text.as_bytes()) {
         Ok(Value::Array(items)) if items.is_empty() => Err(Error::invalid_request("empty batch")),
         Ok(Value::Array(items)) => Ok(Some(Frame::Batch(items))),
@@ -249,6 +255,10 @@ mod tests {
         assert_eq!(code(Ok(b"\"\xff\"")), Err(PARSE_ERROR));
         assert_eq!(code(Ok(b"[]")), Err(INVALID_REQUEST));
         assert_eq!(code(Err(limits::MAX_LINE_BYTES + 1)), Err(INVALID_REQUEST));
+        let many = format!("[{}0]", "0,".repeat(limits::MAX_JSON_VALUES));
+        assert_eq!(code(Ok(many.as_bytes())), Err(INVALID_REQUEST));
+        let enough = format!("[{}0]", "0,".repeat(limits::MAX_JSON_VALUES - 2));
+        assert!(code(Ok(enough.as_bytes())).is_ok());
         assert!(matches!(decode(Ok(b" \r")), Ok(None)));
         assert!(matches!(
             decode(Ok(b"[1, {}]")),

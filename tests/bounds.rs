@@ -204,6 +204,65 @@ fn a_request_line_over_the_limit_is_refused_unbuffered_and_the_connection_goes_o
     assert_eq!(answer()["id"], 5);
 }
 
+/// A line of a few MiB made of tiny values (which a parse would turn into
+/// a tree some twenty times its size) is refused before it is parsed, in
+/// every protocol, and the daemon's peak memory stays put while many of
+/// them go by at once.
+#[test]
+fn a_line_of_too_many_json_values_is_refused_before_it_is_parsed() {
+    let (sb, pid) = daemon("max-values");
+    // 300,000 keys in 3.4 MiB: under the line limit, over the value limit.
+    let keys: String = (0..300_000).map(|i| format!("\"k{i}\":0,")).collect();
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","method":"pty/status","params":{{{keys}"session":"keep"}},"id":7}}"#
+    );
+    assert!(line.len() < limits::MAX_LINE_BYTES);
+    let hwm = vm_hwm_kib(pid);
+    let clients: Vec<_> = (0..8)
+        .map(|_| {
+            let (socket, line) = (sb.socket(), line.clone());
+            std::thread::spawn(move || {
+                let mut s = UnixStream::connect(socket).expect("connect");
+                s.set_read_timeout(Some(common::CALL_LIMIT))
+                    .expect("timeout");
+                s.write_all(line.as_bytes()).expect("write");
+                s.write_all(b"\n").expect("write");
+                let mut l = String::new();
+                BufReader::new(s).read_line(&mut l).expect("answer");
+                serde_json::from_str::<Value>(&l).expect("JSON")
+            })
+        })
+        .collect();
+    for c in clients {
+        let v = c.join().expect("client");
+        assert_eq!(v["error"]["code"], -32600, "{v}");
+        assert!(
+            message(&v["error"]).contains(&format!(
+                "more than {} JSON values",
+                limits::MAX_JSON_VALUES
+            )),
+            "{v}"
+        );
+    }
+    // Eight lines of 3.5 MiB were read (each buffered once, as any line
+    // is); parsed, they would have been some 50 MB each.
+    let grew = vm_hwm_kib(pid).saturating_sub(hwm);
+    eprintln!("peak RSS grew {grew} KiB while 8 lines of 300,000 keys went by");
+    assert!(grew < 64 * 1024, "the daemon parsed the lines: +{grew} KiB");
+    // The same request with a few keys is answered.
+    let mut rpc = sb.rpc();
+    let v = rpc.call("pty/status", json!({"session": "keep", "k1": 0}));
+    assert_eq!(v["result"]["running"], true, "{v}");
+
+    // The driver and MCP refuse the same line in their own shapes.
+    let driver_line = format!(r#"{{"id":3,"method":"status",{keys}"sessionId":"none"}}"#);
+    let got = stdio_session(&sb, &["driver"], format!("{driver_line}\n").into_bytes());
+    assert_eq!(got[1]["error"]["code"], "INVALID_REQUEST", "{got:?}");
+    assert!(message(&got[1]["error"]).contains("JSON values"), "{got:?}");
+    let got = stdio_session(&sb, &["mcp"], format!("{line}\n").into_bytes());
+    assert_eq!(got[0]["error"]["code"], -32600, "{got:?}");
+}
+
 /// Run `ptybroker ARGS` with piped stdio; write `input`, return stdout lines.
 fn stdio_session(sb: &Sandbox, args: &[&str], input: Vec<u8>) -> Vec<Value> {
     let mut cmd = sb.command(args);
@@ -519,6 +578,13 @@ fn the_man_page_lists_every_limit_with_its_value() {
         (
             "MAX_LINE_BYTES",
             format!("{}; a longer line is refused", mib(limits::MAX_LINE_BYTES)),
+        ),
+        (
+            "MAX_JSON_VALUES",
+            format!(
+                "At most {} JSON values (keys, items, objects and arrays) in one line",
+                limits::MAX_JSON_VALUES
+            ),
         ),
         (
             "MAX_WRITE_BYTES",

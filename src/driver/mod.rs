@@ -114,6 +114,15 @@ pub struct Request {
 /// Check a request line's envelope. On failure, the id to answer with (the
 /// request's own when it had a usable one) and the error.
 pub fn parse(line: &str) -> Result<Request, (Value, DriverError)> {
+    if crate::json::exceeds_values(line.as_bytes(), limits::MAX_JSON_VALUES) {
+        return Err((
+            Value::Null,
+            DriverError::invalid(format!(
+                "request line holds more than {} JSON values; it was discarded",
+                limits::MAX_JSON_VALUES
+            )),
+        ));
+    }
     let v: Value = serde_json::from_slice(line.as_bytes()).map_err(|e| {
         (
             Value::Null,
