@@ -35,7 +35,7 @@ pub(crate) struct Row {
     pub marks: Vec<(u16, char)>,
     /// Every cell from here on is `Cell::BLANK` (an upper bound: trimming
     /// and clearing need not look further).
-    pub extent: usize,
+    ext: u32,
     /// Every cell is ASCII in the default pen, with no marks: the row can be
     /// stored in the scrollback as its bytes.
     pub plain: bool,
@@ -45,7 +45,34 @@ pub(crate) struct Row {
     /// The last thing done to the row as a whole was [`Row::erase`] (not a
     /// scroll's [`Row::reset`]): with `extent == 0`, no text since.
     erased: bool,
+    /// The row's text as history encodes it (UTF-8, spacers skipped, marks
+    /// after their cell, blanks as spaces, not trimmed) for its first
+    /// `cols` columns, past which every cell is a default blank with
+    /// no mark; kept while the row is only ever written left to right
+    /// (text appended where the last ended, or past it over blanks), which
+    /// is how nearly every row of output is written. Then a non-ASCII row
+    /// goes into history as a copy of this, not encoded cell by cell.
+    /// Anything else done to the cells loses it (`cols == NO_TEXT`)
+    /// until the row is reset. Only rows neither plain nor styled keep it:
+    /// a plain row's text is its cells' bytes (taken when it stops being
+    /// plain, [`Row::text_from_cells`]), and a styled row is encoded with
+    /// its runs anyway. [`Row::check`] holds it to the encoder.
+    /// Boxed (and allocated only when a row stops being plain), so that a
+    /// row stays 64 bytes: scrolling a region swaps rows, and larger ones
+    /// are swapped through `memcpy` calls.
+    kept: Option<Box<Kept>>,
 }
+
+/// A row's kept text (see [`Row::kept`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Kept {
+    text: Vec<u8>,
+    /// Columns the text covers; [`NO_TEXT`] when it is lost.
+    cols: u16,
+}
+
+/// [`Kept::cols`] when the row's text is not kept.
+const NO_TEXT: u16 = u16::MAX;
 
 impl Row {
     /// A blank row: no cells until the first write.
@@ -54,27 +81,106 @@ impl Row {
             cells: Vec::new(),
             wrapped: false,
             marks: Vec::new(),
-            extent: 0,
+            ext: 0,
             plain: true,
             styled: false,
             erased: false,
+            kept: None,
         }
     }
 
-    /// The row's `cols` cells, to write: a row without cells gets them now
+    /// The row's `cols` cells, to change in any way: the row's kept text is
+    /// lost (see [`Row::text_cols`]). A row without cells gets them now
     /// (blank; no allocation if it kept its buffer).
     #[inline]
     pub fn cells_mut(&mut self, cols: usize) -> &mut [Cell] {
+        self.lose_text();
+        self.cells_for_text(cols)
+    }
+
+    /// [`Row::cells_mut`] for a writer that keeps the row's text itself
+    /// ([`Row::text_put`], [`Row::add_mark`]).
+    #[inline]
+    pub fn cells_for_text(&mut self, cols: usize) -> &mut [Cell] {
         if self.cells.len() != cols {
             self.materialise(cols);
         }
         &mut self.cells
     }
 
+    /// Cells `col..end` were just written with `bytes` (their characters as
+    /// UTF-8, in order, with any marks between them): append to the kept
+    /// text if they follow it (blanks between are spaces), else lose it.
+    #[inline]
+    pub fn text_put(&mut self, col: usize, end: usize, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let Some(k) = &mut self.kept else {
+            return;
+        };
+        // (Columns are at most `limits::COLS`, far below `NO_TEXT`.)
+        let kept = usize::from(k.cols);
+        if col < kept {
+            k.cols = NO_TEXT;
+        } else if k.cols != NO_TEXT {
+            if col > kept {
+                k.text.resize(k.text.len() + col - kept, b' ');
+            }
+            k.text.extend_from_slice(bytes);
+            k.cols = u16::try_from(end).unwrap_or(NO_TEXT);
+        }
+    }
+
+    /// Bytes held for the row's kept text.
+    pub fn text_capacity(&self) -> usize {
+        self.kept
+            .as_ref()
+            .map_or(0, |k| std::mem::size_of::<Kept>() + k.text.capacity())
+    }
+
+    /// The kept text, if the row keeps it (see [`Row::kept`]).
+    fn kept_text(&self) -> Option<&[u8]> {
+        let k = self.kept.as_ref()?;
+        (k.cols != NO_TEXT && !self.plain && !self.styled).then_some(&k.text[..])
+    }
+
+    /// Stop keeping the row's text (see [`Row::text_cols`]).
+    #[inline]
+    pub fn lose_text(&mut self) {
+        if let Some(k) = &mut self.kept {
+            k.cols = NO_TEXT;
+        }
+    }
+
+    /// Take the kept text from the cells of a plain row (ASCII, one byte a
+    /// cell) that is about to stop being plain; writers call this before
+    /// their first non-ASCII cell or mark.
+    #[inline]
+    pub fn text_from_cells(&mut self) {
+        let n = self.extent().min(self.cells.len());
+        let k = self.kept.get_or_insert_with(Box::default);
+        k.text.clear();
+        k.text.extend(self.cells[..n].iter().map(|c| c.glyph as u8));
+        k.cols = u16::try_from(n).unwrap_or(NO_TEXT);
+    }
+
     #[cold]
     #[inline(never)]
     fn materialise(&mut self, cols: usize) {
         self.cells.resize(cols, Cell::BLANK);
+    }
+
+    /// Every cell from here on is `Cell::BLANK` (see the field).
+    #[inline]
+    pub fn extent(&self) -> usize {
+        self.ext as usize
+    }
+
+    /// (Columns are at most `limits::COLS`.)
+    #[inline]
+    pub fn set_extent(&mut self, n: usize) {
+        self.ext = u32::try_from(n).unwrap_or(u32::MAX);
     }
 
     /// Whether the row has no cells (all default blanks, none stored).
@@ -89,21 +195,25 @@ impl Row {
     /// A row without cells stays without when `fill` is the default blank.
     pub fn reset(&mut self, cols: usize, fill: Cell) {
         if fill == Cell::BLANK && (self.cells.len() == cols || self.cells.is_empty()) {
-            let end = self.extent.min(self.cells.len());
+            let end = self.extent().min(self.cells.len());
             blank_cells(&mut self.cells[..end]);
-            self.extent = 0;
+            self.set_extent(0);
             self.plain = true;
             self.styled = false;
         } else {
             self.cells.clear();
             self.cells.resize(cols, fill);
-            self.extent = if fill == Cell::BLANK { 0 } else { cols };
+            self.set_extent(if fill == Cell::BLANK { 0 } else { cols });
             self.plain = fill.flags == 0 && fill.is_ascii() && fill.pen() == Pen::default();
             self.styled = fill.pen() != Pen::default();
         }
         self.wrapped = false;
         self.marks.clear();
         self.erased = false;
+        // (A plain row's text is its cells: what was kept no longer counts.)
+        if !self.plain {
+            self.lose_text();
+        }
     }
 
     /// Erase the whole row (ED, EL 2): [`Row::reset`], except that a row
@@ -115,12 +225,13 @@ impl Row {
     /// region, then clears and redraws the rows that came in, and freeing
     /// them there would be a free and a malloc per row and frame.
     pub fn erase(&mut self, cols: usize, fill: Cell) {
-        if fill == Cell::BLANK && self.extent == 0 && self.erased && self.cells.capacity() != 0 {
+        if fill == Cell::BLANK && self.extent() == 0 && self.erased && self.cells.capacity() != 0 {
             self.cells = Vec::new();
             self.wrapped = false;
             self.marks.clear();
             self.plain = true;
             self.styled = false;
+            self.kept = None;
         } else {
             self.reset(cols, fill);
             self.erased = true;
@@ -132,8 +243,8 @@ impl Row {
     /// default.
     #[inline]
     pub fn touch(&mut self, end: usize, ascii: bool, styled: bool) {
-        if end > self.extent {
-            self.extent = end.min(self.cells.len());
+        if end > self.extent() {
+            self.set_extent(end.min(self.cells.len()));
         }
         self.plain &= ascii && !styled;
         self.styled |= styled;
@@ -165,16 +276,36 @@ impl Row {
     /// Append a combining mark to the cell at `col` (bounded per cell, so a
     /// flood of marks cannot grow a row without limit).
     pub fn add_mark(&mut self, col: usize, c: char) {
+        if self.plain {
+            self.text_from_cells();
+        }
         self.plain = false;
         let col16 = col as u16;
         if self.marks.iter().filter(|&&(k, _)| k == col16).count() < MAX_MARKS {
             self.marks.push((col16, c));
+            // Kept text goes on if the mark is on its last character.
+            let end = col
+                + 1
+                + self
+                    .cells
+                    .get(col)
+                    .map_or(0, |c| usize::from(c.flags & WIDE));
+            let last = !self.cells.get(col).is_some_and(Cell::is_spacer);
+            if let Some(k) = &mut self.kept {
+                if last && end == usize::from(k.cols) {
+                    let mut buf = [0; 4];
+                    k.text.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                } else {
+                    k.cols = NO_TEXT;
+                }
+            }
         }
     }
 
     /// Shift the marks of columns >= `from` by `delta`, dropping those that
     /// fall outside `0..cols` or into `from..from+delta` when shifting left.
     pub fn shift_marks(&mut self, from: usize, delta: isize, cols: usize) {
+        self.lose_text();
         if self.marks.is_empty() {
             return;
         }
@@ -194,7 +325,7 @@ impl Row {
 
     /// Cells up to the last one that is not a default blank.
     pub fn trimmed_len(&self) -> usize {
-        let mut n = self.extent.min(self.cells.len());
+        let mut n = self.extent().min(self.cells.len());
         while n > 0 && self.cells[n - 1] == Cell::BLANK && !self.has_mark(n - 1) {
             n -= 1;
         }
@@ -220,7 +351,8 @@ impl Row {
     /// Make the row `cols` wide without reflowing: cut or pad, never leaving
     /// half of a wide character.
     pub fn set_width(&mut self, cols: usize) {
-        self.extent = self.extent.min(cols);
+        self.lose_text();
+        self.set_extent(self.extent().min(cols));
         if self.cells.is_empty() {
             self.marks.retain(|&(c, _)| (c as usize) < cols);
         } else if cols < self.cells.len() {
@@ -240,17 +372,17 @@ impl Row {
 impl Row {
     /// Check the invariants the fast paths rely on (for tests).
     pub fn check(&self) -> Result<(), String> {
-        if self.cells.is_empty() && (self.extent != 0 || !self.plain || !self.marks.is_empty()) {
+        if self.cells.is_empty() && (self.extent() != 0 || !self.plain || !self.marks.is_empty()) {
             return Err("row without cells has text".into());
         }
-        if let Some(i) = self.cells[self.extent.min(self.cells.len())..]
+        if let Some(i) = self.cells[self.extent().min(self.cells.len())..]
             .iter()
             .position(|c| *c != Cell::BLANK)
         {
             return Err(format!(
                 "cell {} past extent {} is not blank",
-                self.extent + i,
-                self.extent
+                self.extent() + i,
+                self.extent()
             ));
         }
         if self.plain
@@ -271,6 +403,25 @@ impl Row {
                 return Err(format!("wide cell {i} and its spacer disagree"));
             }
         }
+        if let (Some(text), Some(k)) = (self.kept_text(), &self.kept) {
+            let past = usize::from(k.cols).min(self.cells.len());
+            if self.cells[past..].iter().any(|c| *c != Cell::BLANK)
+                || self.marks.iter().any(|&(c, _)| c >= k.cols)
+            {
+                return Err(format!("text past the kept {} columns", k.cols));
+            }
+            let mut scratch = Scratch::default();
+            let n = self.trimmed_len();
+            let len = Line::encode_general(self, &self.cells[..n], &mut scratch);
+            let kept = trim_spaces(text);
+            if kept != &scratch.text[..len] {
+                return Err(format!(
+                    "kept text {:?} is not the row's {:?}",
+                    String::from_utf8_lossy(kept),
+                    String::from_utf8_lossy(&scratch.text[..len])
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -289,6 +440,12 @@ pub(crate) struct Line {
     /// cell has the default pen.
     runs: Box<[(u16, Pen)]>,
     pub wrapped: bool,
+}
+
+/// `text` without its trailing spaces (a row's trailing default blanks).
+fn trim_spaces(text: &[u8]) -> &[u8] {
+    let n = text.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1);
+    &text[..n]
 }
 
 /// Store `glyph`'s four bytes at `buf[pos..]` and return how many of them
@@ -493,10 +650,11 @@ impl Line {
             cells: Vec::with_capacity(self.text.len()),
             wrapped: self.wrapped,
             marks: Vec::new(),
-            extent: 0,
+            ext: 0,
             plain: false,
             styled: !self.runs.is_empty(),
             erased: false,
+            kept: None,
         };
         let mut runs = self.runs.iter();
         let mut left = 0u16;
@@ -533,7 +691,7 @@ impl Line {
                 row.cells.push(cell);
             }
         }
-        row.extent = row.cells.len();
+        row.set_extent(row.cells.len());
         // A blank line comes back as a row without cells, which is plain.
         row.plain = row.cells.is_empty();
         row
@@ -600,6 +758,15 @@ impl Scrollback {
         if self.limit == 0 {
             return;
         }
+        if let Some(text) = row.kept_text() {
+            // Kept while it was written: a copy, not an encoding.
+            let text = trim_spaces(text);
+            let slot = self.make_room(text.len(), 0, row.wrapped);
+            self.text.extend_from_slice(text);
+            self.lines.push(slot);
+            self.pushed += 1;
+            return;
+        }
         let len = Line::encode(row, &mut self.scratch);
         let slot = self.make_room(len, self.scratch.runs.len(), row.wrapped);
         let Scratch { text, runs } = &self.scratch;
@@ -633,7 +800,7 @@ impl Scrollback {
         blank_cells(cells);
         self.lines.push(slot);
         self.pushed += 1;
-        row.extent = 0;
+        row.set_extent(0);
         row.wrapped = false;
         row.erased = false;
     }
@@ -742,6 +909,13 @@ impl Scrollback {
 #[cfg(test)]
 mod tests {
     use super::{Row, Scrollback, WRAPPED};
+
+    /// Scrolling a region swaps rows; past 64 bytes a swap is `memcpy`
+    /// calls at this crate's opt-level.
+    #[test]
+    fn row_is_compact() {
+        assert_eq!(std::mem::size_of::<Row>(), 64);
+    }
     use crate::cell::{Cell, Pen};
 
     /// Write `c` at cell `i` as the terminal would (a wide character takes

@@ -274,6 +274,7 @@ impl Screen {
             std::mem::size_of_val(r)
                 + r.cells.capacity() * std::mem::size_of::<super::cell::Cell>()
                 + r.marks.capacity() * std::mem::size_of::<(u16, char)>()
+                + r.text_capacity()
         };
         let t = &self.term;
         t.grid.iter().chain(t.other.iter()).map(row).sum::<usize>()

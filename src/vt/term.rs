@@ -145,14 +145,20 @@ impl Term {
         // Cells from the extent on are blank, and both halves of a wide
         // character are before it: text added at the end of a row (nearly
         // all of it) has nothing to split.
-        if start < self.grid[row].extent {
+        if start < self.grid[row].extent() {
             self.split_wide_cells(row, start, end);
         }
     }
 
     fn split_wide_cells(&mut self, row: usize, start: usize, end: usize) {
-        let cells = &mut self.grid[row].cells;
-        let len = cells.len();
+        let r = &mut self.grid[row];
+        let len = r.cells.len();
+        let split = (start < len && r.cells[start].is_spacer())
+            || (end > 0 && end <= len && r.cells[end - 1].is_wide());
+        if split {
+            r.lose_text();
+        }
+        let cells = &mut r.cells;
         let blank = |c: &mut Cell| *c = Cell::erased(c.pen());
         if start < len && cells[start].is_spacer() {
             if start > 0 {
@@ -202,10 +208,18 @@ impl Term {
         self.split_wide(row, col, col + w);
         let (pen, cols) = (self.pen, self.cols);
         let r = &mut self.grid[row];
-        let cells = r.cells_mut(cols);
+        let ascii = w == 1 && c.is_ascii();
+        if r.plain && !ascii {
+            r.text_from_cells();
+        }
+        let cells = r.cells_for_text(cols);
         put_cell(cells, col, glyph(c), w, pen);
         r.clear_marks(col, col + w);
-        r.touch(col + w, w == 1 && c.is_ascii(), pen != Pen::default());
+        r.touch(col + w, ascii, pen != Pen::default());
+        if !r.plain && !r.styled {
+            let mut buf = [0; 4];
+            r.text_put(col, col + w, c.encode_utf8(&mut buf).as_bytes());
+        }
         self.advance(w);
     }
 
@@ -243,11 +257,19 @@ impl Term {
         let (pen, cols, start, autowrap) = (self.pen, self.cols, self.col, self.autowrap);
         let table = widths();
         let r = &mut self.grid[self.row];
-        r.cells_mut(cols);
+        r.cells_for_text(cols);
+        if r.plain {
+            // (Not plain from here on, even if nothing is written: a hint
+            // on the safe side.)
+            r.text_from_cells();
+            r.plain = false;
+        }
+        // The row's kept text matters only if it ends up unstyled.
+        let keep = !r.styled && pen == Pen::default();
         // Cells from the extent on are blank: only those before it can be
         // half of a wide character (a flag test per row, not per cell, when
         // text is added at the end of a row).
-        let clean = r.extent;
+        let clean = r.extent();
         // Where a combining mark goes: the last character written, or
         // before any, the one before the cursor (as `add_combining`).
         let mut base = match start.checked_sub(1) {
@@ -255,6 +277,8 @@ impl Term {
             c => c,
         };
         let (mut i, mut col, mut marked, mut last) = (0, start, start, 0);
+        // The bytes written since the last mark, for the row's kept text.
+        let mut run = 0;
         let printable = |b: &u8| (0x20..0x7f).contains(b);
         while let Some(&b) = text.get(i) {
             let word = word_at(text, i);
@@ -273,13 +297,18 @@ impl Term {
             };
             let w = width_in(table, cp);
             if w == 0 {
-                // Marks of the cells written so far are cleared first.
+                // Marks of the cells written so far are cleared first, and
+                // their text goes before the mark's.
                 r.clear_marks(marked, col);
+                if keep {
+                    r.text_put(marked, col, &text[run..i]);
+                }
                 marked = col;
                 if let (Some(b), Some(m)) = (base, char::from_u32(cp)) {
                     r.add_mark(b, m);
                 }
                 i += len;
+                run = i;
                 continue;
             }
             // Without autowrap the last column is rewritten in place by
@@ -300,6 +329,9 @@ impl Term {
             // but no cell): all of it was ASCII if the counts agree.
             let ascii = i == col - start;
             r.clear_marks(marked, col);
+            if keep {
+                r.text_put(marked, col, &text[run..i]);
+            }
             r.touch(col, ascii, pen != Pen::default());
             self.last_char = char::from_u32(last);
             self.advance(col - start);
@@ -343,9 +375,12 @@ impl Term {
     #[inline]
     fn write_ascii(&mut self, row: usize, col: usize, bytes: &[u8], pen: Pen) {
         let r = &mut self.grid[row];
-        r.cells_mut(self.cols);
+        r.cells_for_text(self.cols);
         r.clear_marks(col, col + bytes.len());
         r.touch(col + bytes.len(), true, pen != Pen::default());
+        if !r.plain && !r.styled {
+            r.text_put(col, col + bytes.len(), bytes);
+        }
         let base = Cell::new(' ', pen);
         let cell = |b: u8| Cell {
             glyph: u32::from(b),
@@ -376,7 +411,7 @@ impl Term {
         };
         let cols = self.cols;
         let r = &mut self.grid[self.row];
-        if r.cells_mut(cols)[col].is_spacer() && col > 0 {
+        if r.cells_for_text(cols)[col].is_spacer() && col > 0 {
             col -= 1;
         }
         r.add_mark(col, c);
@@ -653,7 +688,7 @@ impl Term {
             return;
         }
         r.cells_mut(cols);
-        let extent = (r.extent + n).min(cols);
+        let extent = (r.extent() + n).min(cols);
         r.touch(extent, true, false);
         if fill != Cell::BLANK {
             r.touch(col + n, false, true);
@@ -881,15 +916,15 @@ mod tests {
                         let mut grid: VecDeque<Row> = (0..len)
                             .map(|i| {
                                 let mut r = Row::new(1);
-                                r.extent = i;
+                                r.set_extent(i);
                                 r
                             })
                             .collect();
                         grid.rotate_left(head);
-                        let mut want: Vec<usize> = grid.iter().map(|r| r.extent).collect();
+                        let mut want: Vec<usize> = grid.iter().map(|r| r.extent()).collect();
                         want[top..=bottom].rotate_left(n % (bottom - top + 1));
                         rotate_rows_left(&mut grid, top, bottom, n);
-                        let got: Vec<usize> = grid.iter().map(|r| r.extent).collect();
+                        let got: Vec<usize> = grid.iter().map(|r| r.extent()).collect();
                         assert_eq!(got, want, "head {head} rows {top}..={bottom} by {n}");
                     }
                 }
