@@ -145,13 +145,16 @@ mod tests {
     }
 }
 
-/// Whether the JSON text `bytes` holds more than `limit` values, counted
-/// without parsing: one for each `[`, `{`, `,` and `:` outside strings (an
-/// upper bound on what a parse would build, give or take one). Read before
-/// parsing a request line, so a line of many tiny values is refused before
-/// its tree is built; linear, with no allocation.
-pub fn exceeds_values(bytes: &[u8], limit: usize) -> bool {
-    let (mut n, mut in_string, mut escaped) = (0usize, false, false);
+/// Why the JSON text `bytes` is too big to parse, if it is: more than
+/// [`limits::MAX_JSON_MEMBERS`] object members (a `:` outside strings), or
+/// more than [`limits::MAX_JSON_ITEMS`] values in all (a `[`, `{` or `,`
+/// outside strings; give or take one). Counted before parsing a request
+/// line, so a line of many tiny values is refused before its tree is built
+/// (some 130 bytes a member, 32 an array item); linear, no allocation.
+pub fn oversized(bytes: &[u8]) -> Option<String> {
+    use crate::limits::{MAX_JSON_ITEMS, MAX_JSON_MEMBERS};
+    let (mut members, mut items) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
     for &b in bytes {
         if in_string {
             if escaped {
@@ -161,28 +164,48 @@ pub fn exceeds_values(bytes: &[u8], limit: usize) -> bool {
             } else if b == b'"' {
                 in_string = false;
             }
-        } else if b == b'"' {
-            in_string = true;
-        } else if matches!(b, b'[' | b'{' | b',' | b':') {
-            n += 1;
-            if n > limit {
-                return true;
-            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b':' => members += 1,
+            b'[' | b'{' | b',' => items += 1,
+            _ => {}
+        }
+        if members > MAX_JSON_MEMBERS {
+            return Some(format!("more than {MAX_JSON_MEMBERS} object members"));
+        }
+        if items > MAX_JSON_ITEMS {
+            return Some(format!("more than {MAX_JSON_ITEMS} JSON values"));
         }
     }
-    false
+    None
 }
 
 #[cfg(test)]
-mod value_count_tests {
-    use super::exceeds_values;
+mod size_tests {
+    use super::oversized;
+    use crate::limits::{MAX_JSON_ITEMS, MAX_JSON_MEMBERS, MAX_WRITE_BYTES};
 
     #[test]
-    fn separators_inside_strings_do_not_count() {
-        assert!(!exceeds_values(br#"{"a":"[,{:,,,]}","b":[1,2]}"#, 6));
-        assert!(exceeds_values(br#"{"a":"[,{:,,,]}","b":[1,2]}"#, 5));
-        // An escaped quote does not end the string.
-        assert!(!exceeds_values(br#"{"a":"\",,,,,\\"}"#, 2));
-        assert!(!exceeds_values(b"", 0));
+    fn members_and_items_are_counted_outside_strings() {
+        let members = |n: usize| format!("{{{}\"z\":0}}", "\"k\":0,".repeat(n));
+        assert_eq!(oversized(members(MAX_JSON_MEMBERS - 1).as_bytes()), None);
+        assert!(
+            oversized(members(MAX_JSON_MEMBERS).as_bytes()).is_some_and(|w| w.contains("members"))
+        );
+        // A raw write of the most bytes a write may send is one array.
+        let raw = format!("{{\"raw\":[{}0]}}", "255,".repeat(MAX_WRITE_BYTES - 1));
+        assert_eq!(oversized(raw.as_bytes()), None);
+        let items = format!("[{}0]", "0,".repeat(MAX_JSON_ITEMS));
+        assert!(oversized(items.as_bytes()).is_some_and(|w| w.contains("JSON values")));
+        // Separators inside strings, escaped quotes included, do not count.
+        let quoted = format!(
+            r#"{{"a":"{}\"{}\\"}}"#,
+            ":".repeat(MAX_JSON_MEMBERS * 2),
+            ",".repeat(MAX_JSON_ITEMS + 1)
+        );
+        assert_eq!(oversized(quoted.as_bytes()), None);
+        assert_eq!(oversized(b""), None);
     }
 }

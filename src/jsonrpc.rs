@@ -115,10 +115,9 @@ pub fn decode(line: Result<&[u8], usize>) -> Result<Option<Frame>, Error> {
     if text.trim().is_empty() {
         return Ok(None);
     }
-    if crate::json::exceeds_values(bytes, limits::MAX_JSON_VALUES) {
+    if let Some(what) = crate::json::oversized(bytes) {
         return Err(Error::invalid_request(format!(
-            "the line holds more than {} JSON values; it was discarded",
-            limits::MAX_JSON_VALUES
+            "the line holds {what}; it was discarded"
         )));
     }
     match serde_json::from_slice(text.as_bytes()) {
@@ -255,9 +254,12 @@ mod tests {
         assert_eq!(code(Ok(b"\"\xff\"")), Err(PARSE_ERROR));
         assert_eq!(code(Ok(b"[]")), Err(INVALID_REQUEST));
         assert_eq!(code(Err(limits::MAX_LINE_BYTES + 1)), Err(INVALID_REQUEST));
-        let many = format!("[{}0]", "0,".repeat(limits::MAX_JSON_VALUES));
+        let many = format!("{{{}\"z\":0}}", "\"k\":0,".repeat(limits::MAX_JSON_MEMBERS));
         assert_eq!(code(Ok(many.as_bytes())), Err(INVALID_REQUEST));
-        let enough = format!("[{}0]", "0,".repeat(limits::MAX_JSON_VALUES - 2));
+        let enough = format!(
+            "{{{}\"z\":0}}",
+            "\"k\":0,".repeat(limits::MAX_JSON_MEMBERS - 1)
+        );
         assert!(code(Ok(enough.as_bytes())).is_ok());
         assert!(matches!(decode(Ok(b" \r")), Ok(None)));
         assert!(matches!(

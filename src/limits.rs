@@ -42,11 +42,15 @@ pub const MAX_REFUSING: usize = 8;
 pub const REFUSE_LINGER: Duration = Duration::from_secs(2);
 /// Longest request line; a longer one is refused without being buffered whole.
 pub const MAX_LINE_BYTES: usize = 4 << 20;
-/// Most JSON values (objects, arrays, keys and items counted by their
-/// separators) one request line may hold. A line is parsed into a tree
-/// that costs some 100 bytes a small value: without this bound a 4 MiB line
-/// of 400,000 tiny keys became 54 MB, in each of many connections at once.
-pub const MAX_JSON_VALUES: usize = 16_384;
+/// Most object members (keys) one request line may hold; a line is counted
+/// before it is parsed. Parsed, a member costs some 130 bytes whatever its
+/// size: without this bound a 4 MiB line of 300,000 tiny keys became 40 MB,
+/// in each of many connections at once. No request has more than a few.
+pub const MAX_JSON_MEMBERS: usize = 16_384;
+/// Most JSON values in all (array items, objects, arrays) one request line
+/// may hold: enough for a raw write of [`MAX_WRITE_BYTES`], which is an
+/// array of that many numbers (32 bytes each, parsed).
+pub const MAX_JSON_ITEMS: usize = MAX_WRITE_BYTES + 16_384;
 /// Driver requests (seed 003) being answered at once, each on its own thread.
 pub const MAX_DRIVER_REQUESTS: usize = 256;
 /// Most bytes one write request may send to a program.

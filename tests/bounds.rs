@@ -238,8 +238,8 @@ fn a_line_of_too_many_json_values_is_refused_before_it_is_parsed() {
         assert_eq!(v["error"]["code"], -32600, "{v}");
         assert!(
             message(&v["error"]).contains(&format!(
-                "more than {} JSON values",
-                limits::MAX_JSON_VALUES
+                "more than {} object members",
+                limits::MAX_JSON_MEMBERS
             )),
             "{v}"
         );
@@ -258,7 +258,10 @@ fn a_line_of_too_many_json_values_is_refused_before_it_is_parsed() {
     let driver_line = format!(r#"{{"id":3,"method":"status",{keys}"sessionId":"none"}}"#);
     let got = stdio_session(&sb, &["driver"], format!("{driver_line}\n").into_bytes());
     assert_eq!(got[1]["error"]["code"], "INVALID_REQUEST", "{got:?}");
-    assert!(message(&got[1]["error"]).contains("JSON values"), "{got:?}");
+    assert!(
+        message(&got[1]["error"]).contains("object members"),
+        "{got:?}"
+    );
     let got = stdio_session(&sb, &["mcp"], format!("{line}\n").into_bytes());
     assert_eq!(got[0]["error"]["code"], -32600, "{got:?}");
 }
@@ -338,6 +341,13 @@ fn a_write_payload_is_accepted_up_to_the_limit() {
     let r = rpc.ok(
         "pty/write",
         json!({"session": "sink", "action": {"text": "a".repeat(limits::MAX_WRITE_BYTES)}}),
+    );
+    assert_eq!(r["written"], limits::MAX_WRITE_BYTES);
+    // Raw bytes are an array of numbers: the most a write may send is one
+    // array of that many, within the count of values a line may hold.
+    let r = rpc.ok(
+        "pty/write",
+        json!({"session": "sink", "action": {"raw": vec![97u8; limits::MAX_WRITE_BYTES]}}),
     );
     assert_eq!(r["written"], limits::MAX_WRITE_BYTES);
     // Counted after keys and pastes are encoded: one byte over is refused.
@@ -580,10 +590,11 @@ fn the_man_page_lists_every_limit_with_its_value() {
             format!("{}; a longer line is refused", mib(limits::MAX_LINE_BYTES)),
         ),
         (
-            "MAX_JSON_VALUES",
+            "MAX_JSON_MEMBERS",
             format!(
-                "At most {} JSON values (keys, items, objects and arrays) in one line",
-                limits::MAX_JSON_VALUES
+                "At most {} object members (keys) and {} JSON values in all in one line",
+                limits::MAX_JSON_MEMBERS,
+                limits::MAX_JSON_ITEMS
             ),
         ),
         (

@@ -112,15 +112,14 @@ pub struct Request {
 }
 
 /// Check a request line's envelope. On failure, the id to answer with (the
-/// request's own when it had a usable one) and the error.
+/// request's own when it had a usable one; null for a line too big to
+/// parse, see [`crate::json::oversized`]) and the error.
 pub fn parse(line: &str) -> Result<Request, (Value, DriverError)> {
-    if crate::json::exceeds_values(line.as_bytes(), limits::MAX_JSON_VALUES) {
+    // Counted before it is parsed, so its id is not known either.
+    if let Some(what) = crate::json::oversized(line.as_bytes()) {
         return Err((
             Value::Null,
-            DriverError::invalid(format!(
-                "request line holds more than {} JSON values; it was discarded",
-                limits::MAX_JSON_VALUES
-            )),
+            DriverError::invalid(format!("request line holds {what}; it was discarded")),
         ));
     }
     let v: Value = serde_json::from_slice(line.as_bytes()).map_err(|e| {

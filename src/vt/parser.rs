@@ -29,14 +29,16 @@ pub trait Perform {
             self.print(c);
         }
     }
-    /// Well-formed UTF-8 text: `text` starts with a non-ASCII byte and
-    /// holds no control bytes before the next thing the parser handles.
-    /// Print as much of it as is convenient and return how many bytes that
-    /// was: at least the first character, unless it is ill-formed or cut
-    /// short (then 0, and the parser prints U+FFFD or keeps the bytes for
-    /// the next call). The default prints the first character through
-    /// [`Perform::print`]; a screen overrides it to decode and store a run
-    /// of characters in one pass.
+    /// Text that starts with a non-ASCII byte: `text` is the rest of the
+    /// input, which may hold anything further on (ill-formed UTF-8, control
+    /// bytes, escape sequences). Print the well-formed characters at its
+    /// start, as many as is convenient, stopping before any control byte
+    /// or DEL and before anything ill-formed or cut short, and return how
+    /// many bytes were printed: at least the first character's, unless it
+    /// is ill-formed or cut short (then 0, and the parser prints U+FFFD or
+    /// keeps the bytes for the next call). The default prints the first
+    /// character through [`Perform::print`]; a screen overrides it to
+    /// decode and store a run of characters in one pass.
     fn print_utf8(&mut self, text: &[u8]) -> usize {
         match decode(text) {
             Some((c, len)) => {

@@ -859,9 +859,6 @@ impl Term {
     }
 }
 
-/// Write `c`, `w` cells wide (1 or 2), at `col`: a wide character is its
-/// cell and a spacer after it.
-#[inline]
 /// Rotate rows `top..=bottom` of the grid left by `n` (the first `n` move
 /// to the end) with three reversals, i.e. row swaps. A slice's `rotate_*`
 /// (after `make_contiguous`) moves the rows with an overlapping `memmove`,
@@ -884,6 +881,9 @@ fn rotate_rows_left(grid: &mut VecDeque<Row>, top: usize, bottom: usize, n: usiz
     reverse(grid, top, bottom);
 }
 
+/// Write the character `glyph` (its UTF-8 bytes, see [`Cell::glyph`]), `w`
+/// cells wide (1 or 2), at `col`: a wide character is its cell and a
+/// spacer after it.
 #[inline(always)]
 fn put_cell(cells: &mut [Cell], col: usize, glyph: u32, w: usize, pen: Pen) {
     let mut cell = Cell::with_glyph(glyph, pen);
