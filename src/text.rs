@@ -78,6 +78,8 @@ struct Line {
     cells: Vec<Cell>,
     marks: Vec<(usize, char)>,
     col: usize,
+    /// Insert mode (IRM, `CSI 4 h`): text pushes the rest of the line right.
+    inserting: bool,
 }
 
 /// How far right a move (not text) may take the cursor: the widest terminal.
@@ -120,6 +122,15 @@ impl Line {
         self.marks.retain(|&(at, _)| at < start || at >= end);
     }
 
+    /// Make a boundary before column `col` (for ICH): a wide character or
+    /// tab that `col` is inside of turns into blanks; one that starts at
+    /// `col` stays whole, to move right.
+    fn cut(&mut self, col: usize) {
+        if matches!(self.cells.get(col), Some(Cell::WideTail | Cell::TabSpan)) {
+            self.open(col);
+        }
+    }
+
     fn put(&mut self, ch: char) {
         use unicode_width::UnicodeWidthChar;
         match ch.width() {
@@ -129,6 +140,9 @@ impl Line {
                 }
             }
             w => {
+                if self.inserting {
+                    self.insert(w.unwrap_or(1));
+                }
                 let col = self.col;
                 self.open(col);
                 self.marks.retain(|&(at, _)| at != col);
@@ -201,7 +215,7 @@ impl Line {
         if col < len {
             let keep = len.max(REACH);
             let n = n.min(keep - col);
-            self.open(col);
+            self.cut(col);
             self.cells
                 .splice(col..col, std::iter::repeat(Cell::Char(' ')).take(n));
             self.cells.truncate(keep);
@@ -300,6 +314,7 @@ impl Lines {
             b'X' => line.blank(line.col, line.col + n(1)),
             b'P' => line.delete(n(1)),
             b'@' => line.insert(n(1)),
+            b'h' | b'l' if params.values().contains(&4) => line.inserting = action == b'h',
             b'I' => {
                 for _ in 0..n(1).min(REACH / 8 + 1) {
                     line.tab();
@@ -690,6 +705,26 @@ mod tests {
         assert_eq!(v(b"abc\x08\x08X"), "aXc");
         assert_eq!(v(b"abcdef\x1b[3G\x1b[2P"), "abef");
         assert_eq!(v(b"abc\x1b[2D\x1b[2@"), "a  bc");
+        // Insert mode pushes the rest right; so does ICH, keeping a wide
+        // character that starts at the cursor whole.
+        assert_eq!(v(b"hello\r\x1b[4hab\x1b[4lX"), "abXello");
+        assert_eq!(
+            v("\u{4e2d}\u{6587}\r\x1b[4hab\x1b[4l".as_bytes()),
+            "ab\u{4e2d}\u{6587}"
+        );
+        assert_eq!(
+            v("\u{4e2d}\u{6587}\x1b[2D\x1b[4hQ".as_bytes()),
+            "\u{4e2d}Q\u{6587}"
+        );
+        assert_eq!(
+            v("\u{4e2d}\u{6587}\r\x1b[2@ab".as_bytes()),
+            "ab\u{4e2d}\u{6587}"
+        );
+        // ICH inside a wide character blanks it, as the screen does.
+        assert_eq!(
+            v("\u{4e2d}\u{6587}\r\x1b[1C\x1b[1@".as_bytes()),
+            "   \u{6587}"
+        );
         assert_eq!(v(b"abc\x1b[1G\x1b[0J> x\x1b[5G"), "> x");
         // Writing over a tab or a wide character blanks the rest of it.
         assert_eq!(v(b"a\tb\r\x1b[3CX"), "a  X    b");
