@@ -31,8 +31,8 @@ pub enum Selection {
 pub enum Format {
     Text,
     Ansi,
-    /// Rows as style runs (see [`crate::frame`]); `ScreenView::text` is empty
-    /// and the caller takes [`ScreenView::frame`].
+    /// Rows as style runs (see [`crate::frame`]) in [`ScreenView::frame`],
+    /// beside the text as [`Format::Text`] gives it.
     Json,
 }
 
@@ -79,9 +79,8 @@ pub fn screen(s: &Session, sel: Selection, format: Format, history: bool) -> Scr
         }
         let above = lines.len();
         match format {
-            Format::Text => lines.extend((0..rows).map(|r| scr.row_text(r))),
+            Format::Text | Format::Json => lines.extend((0..rows).map(|r| scr.row_text(r))),
             Format::Ansi => lines.extend(scr.render_ansi().split('\n').map(str::to_string)),
-            Format::Json => {}
         }
         let n = lines.len();
         let (a, b) = match sel {

@@ -711,6 +711,12 @@ fn the_cursor_counts_from_1_in_seed_000_and_from_0_in_the_frame() {
     );
     let f = c.ok("pty/read", json!({"session": "k", "format": "json"}));
     assert_eq!(f["cursor"], r["cursor"], "{f}");
+    // The frame is added: the text is there as without a format.
+    assert_eq!(f["screen"], r["screen"], "{f}");
+    assert!(
+        f["screen"].as_str().is_some_and(|t| t.contains("cde")),
+        "{f}"
+    );
     assert_eq!(
         (
             f["frame"]["cursor"]["row"].as_u64(),
