@@ -285,6 +285,11 @@ impl Row {
         let col16 = col as u16;
         if self.marks.iter().filter(|&&(k, _)| k == col16).count() < MAX_MARKS {
             self.marks.push((col16, c));
+            // A mark on a blank past the extent (the cursor moved on over
+            // blanks) is text: history trims nothing from there on.
+            if col >= self.extent() && col < self.cells.len() {
+                self.set_extent(col + 1);
+            }
             // Kept text goes on if the mark is on its last character.
             let end = col
                 + 1

@@ -537,6 +537,17 @@ fn combining_marks_join_the_previous_cell() {
     assert_eq!(s.row_text(0), "❤\u{fe0f}");
 }
 
+/// A mark written after the cursor moved on over blanks joins the blank
+/// before the cursor, on the screen and in history alike.
+#[test]
+fn a_mark_on_a_blank_goes_into_history_as_shown() {
+    let mut s = Screen::new(10, 2, 10);
+    s.feed("\x1b[5C\u{301}\r\n\n".as_bytes());
+    assert_eq!(s.scrollback_len(), 1);
+    assert_eq!(s.scrollback_row_text(0), "     \u{301}");
+    s.check_invariants().unwrap();
+}
+
 #[test]
 fn emoji_are_wide() {
     let s = screen(6, 1, "😀x".as_bytes());
