@@ -169,11 +169,8 @@ fn launch(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError>
     // The core's messages name what failed: the program (`cannot run
     // "x"`), its directory or the recording's file.
     let s = d.manager.start(name, &opts, false).map_err(from_manager)?;
-    let mut out = json!({"sessionId": name, "pid": s.pid(), "cols": cols, "rows": rows});
-    if let Some(r) = record {
-        out["recording"] = json!(r);
-    }
-    Ok(out)
+    // `recording` is null when not recording, as `status` gives it.
+    Ok(json!({"sessionId": name, "pid": s.pid(), "cols": cols, "rows": rows, "recording": record}))
 }
 
 fn status(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {

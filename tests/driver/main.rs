@@ -34,6 +34,8 @@ fn hello_then_a_shell_through_every_session_method() {
         (Some(70), Some(12))
     );
     assert!(r["pid"].as_i64().is_some_and(|p| p > 0), "{r}");
+    // Every key the README lists, `recording` null when not recording.
+    assert_eq!(r.get("recording"), Some(&Value::Null), "{r}");
     c.wait_text("app", "ready$");
 
     let st = c.ok("status", "app", json!({}));
