@@ -57,7 +57,7 @@ pub(crate) struct Row {
     /// taken again from the cells when a plain row (a reset one, say) next
     /// stops being plain. Only rows neither plain nor styled keep it:
     /// a plain row's text is its cells' bytes (taken when it stops being
-    /// plain, [`Row::text_from_cells`]), and a styled row is encoded with
+    /// plain, [`Row::leave_plain`]), and a styled row is encoded with
     /// its runs anyway. [`Row::check`] holds it to the encoder.
     /// Boxed (and allocated only when a row stops being plain), so that a
     /// row stays 64 bytes: scrolling a region swaps rows, and larger ones
@@ -155,11 +155,20 @@ impl Row {
         }
     }
 
-    /// Take the kept text from the cells of a plain row (ASCII, one byte a
-    /// cell) that is about to stop being plain; writers call this before
-    /// their first non-ASCII cell or mark.
+    /// The row is about to hold more than plain text (a non-ASCII or wide
+    /// character, a mark): writers call this before they write it. A plain
+    /// row's kept text is taken from its cells then (see [`Row::kept`]).
     #[inline]
-    pub fn text_from_cells(&mut self) {
+    pub fn leave_plain(&mut self) {
+        if self.plain {
+            self.text_from_cells();
+            self.plain = false;
+        }
+    }
+
+    /// Take the kept text from the cells of a plain row (ASCII, one byte a
+    /// cell).
+    fn text_from_cells(&mut self) {
         let n = self.extent().min(self.cells.len());
         let k = self.kept.get_or_insert_with(Box::default);
         k.text.clear();
@@ -278,10 +287,7 @@ impl Row {
     /// Append a combining mark to the cell at `col` (bounded per cell, so a
     /// flood of marks cannot grow a row without limit).
     pub fn add_mark(&mut self, col: usize, c: char) {
-        if self.plain {
-            self.text_from_cells();
-        }
-        self.plain = false;
+        self.leave_plain();
         let col16 = col as u16;
         if self.marks.iter().filter(|&&(k, _)| k == col16).count() < MAX_MARKS {
             self.marks.push((col16, c));

@@ -209,8 +209,8 @@ impl Term {
         let (pen, cols) = (self.pen, self.cols);
         let r = &mut self.grid[row];
         let ascii = w == 1 && c.is_ascii();
-        if r.plain && !ascii {
-            r.text_from_cells();
+        if !ascii {
+            r.leave_plain();
         }
         let cells = r.cells_for_text(cols);
         put_cell(cells, col, glyph(c), w, pen);
@@ -258,12 +258,9 @@ impl Term {
         let table = widths();
         let r = &mut self.grid[self.row];
         r.cells_for_text(cols);
-        if r.plain {
-            // (Not plain from here on, even if nothing is written: a hint
-            // on the safe side.)
-            r.text_from_cells();
-            r.plain = false;
-        }
+        // (Not plain from here on, even if nothing is written: a hint on
+        // the safe side.)
+        r.leave_plain();
         // The row's kept text matters only if it ends up unstyled.
         let keep = !r.styled && pen == Pen::default();
         // Cells from the extent on are blank: only those before it can be
