@@ -926,6 +926,10 @@ fn text_fed_whole_reads_as_fed_a_byte_at_a_time() {
         "\u{7ff}",
         "\x1b[31m",
         "\x1b[0m",
+        "\x1b[44m",
+        "\x1b[1;38;2;1;2;3m",
+        "\x1b[m",
+        "a \x1b[31m ",
         "\x1b[4h",
         "\x1b[4l",
         "\x1b[3D",
@@ -970,4 +974,39 @@ fn text_fed_whole_reads_as_fed_a_byte_at_a_time() {
         }
         same_everywhere(&whole, &bytewise, &format!("round {round}: {input:?}"));
     }
+}
+
+#[test]
+fn a_styled_line_goes_into_history_with_its_runs() {
+    // The trailing default blanks are trimmed; the red blank before them
+    // is not.
+    let mut s = Screen::new(12, 2, 100);
+    s.feed(b"a \x1b[31m \x1b[0m  \r\n\x1b[1;32mok\x1b[0m\tx\x1b[44m \x1b[0m\r\n\r\n");
+    s.check_invariants().unwrap();
+    assert_eq!(s.scrollback_len(), 2);
+    let text = |i| -> Vec<(String, Style)> {
+        s.scrollback_row_runs(i)
+            .into_iter()
+            .map(|r| (r.text, r.style))
+            .collect()
+    };
+    let red = Style {
+        fg: Color::Indexed(1),
+        ..Style::default()
+    };
+    assert_eq!(
+        text(0),
+        [("a ".to_string(), Style::default()), (" ".to_string(), red)]
+    );
+    let line = text(1);
+    let words: Vec<&str> = line.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(words, ["ok", "      x", " "]);
+    assert!(line[0].1.bold && line[2].1.bg == Color::Indexed(4));
+    // Fed a byte at a time (through the one-character path) it reads the
+    // same.
+    let mut bytes = Screen::new(12, 2, 100);
+    for &b in b"a \x1b[31m \x1b[0m  \r\n\x1b[1;32mok\x1b[0m\tx\x1b[44m \x1b[0m\r\n\r\n" {
+        bytes.feed(&[b]);
+    }
+    same_everywhere(&bytes, &s, "styled");
 }
