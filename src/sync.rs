@@ -34,14 +34,14 @@ impl Pending {
         PendingGuard(std::sync::Arc::clone(self))
     }
 
-    /// Wait until nothing is owed, at most `limit`.
-    pub(crate) fn drain(&self, limit: std::time::Duration) {
+    /// Wait until nothing is owed, at most `limit`; true if nothing is.
+    pub(crate) fn drain(&self, limit: std::time::Duration) -> bool {
         let deadline = std::time::Instant::now() + limit;
         let mut n = lock(&self.count);
         while *n > 0 {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {
-                return;
+                return false;
             }
             n = self
                 .done
@@ -49,6 +49,7 @@ impl Pending {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
+        true
     }
 }
 

@@ -2146,3 +2146,54 @@ fn a_read_that_stops_at_to_does_not_move_the_read_position_back() {
     );
     assert!(e.contains("to 3 is before since 10"), "{e}");
 }
+
+/// A client that closes both its ends (it has gone, as an MCP client does
+/// when it shuts down) does not wait for the calls still running: they are
+/// cancelled, the sessions end and the server exits well before the long
+/// wait in flight would have timed out.
+#[test]
+fn a_client_that_closes_stdin_and_stdout_is_not_kept_waiting() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptybroker"))
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn ptybroker mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut send = |v: Value| writeln!(stdin, "{v}").expect("write to server");
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init_params("2025-11-25")}),
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "terminal_start", "arguments": {"shell": "sh", "args": ["-c", "echo up; read x"], "name": "w"}}}));
+    let mut pid = None;
+    while pid.is_none() {
+        let line = lines.next().expect("an answer").expect("read");
+        let v: Value = serde_json::from_str(&line).expect("JSON");
+        if v["id"] == 2 {
+            pid = v["result"]["structuredContent"]["pid"].as_i64();
+            assert!(pid.is_some(), "{v}");
+        }
+    }
+    let pid = pid.unwrap_or_default();
+    let began = Instant::now();
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "terminal_wait", "arguments": {"session_id": "w", "until": "never-shows", "timeout_ms": 48000}}}));
+    drop(stdin);
+    drop(lines);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if began.elapsed() > Duration::from_secs(40) {
+            let _ = child.kill();
+            panic!("ptybroker mcp still runs with its client gone");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    eventually("its session is gone", || !pid_alive(pid));
+}

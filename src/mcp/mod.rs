@@ -31,8 +31,10 @@
 //! wait, a `terminal_step` once its input is written; the others hold their
 //! session until they answer. `notifications/cancelled` stops a waiting call
 //! early and suppresses its response. On stdin EOF the calls still running
-//! are answered (each within its own deadline), then every session is
-//! killed and the process exits.
+//! are answered (each within its own deadline: a script that pipes its
+//! requests in gets every answer), then every session is killed and the
+//! process exits; if stdout closes too (the client has gone), the calls
+//! still running are cancelled and the process exits at once.
 
 mod catalog;
 mod tools;
@@ -155,6 +157,14 @@ pub fn serve() -> io::Result<()> {
     Ok(())
 }
 
+/// Whether nobody reads stdout any more (a pipe whose reader closed says
+/// POLLERR, a socket or terminal POLLHUP).
+fn stdout_gone() -> bool {
+    use rustix::event::PollFlags;
+    let gone = crate::pty::ready_now(rustix::stdio::stdout(), PollFlags::empty());
+    gone.intersects(PollFlags::ERR | PollFlags::HUP)
+}
+
 /// Serve `input` as [`serve`] serves stdin, but with every call answered in
 /// turn on this thread, and return the lines written. For fuzzing and
 /// testing the decoder without threads or a terminal.
@@ -195,10 +205,24 @@ fn serve_on(input: &mut impl BufRead, out: Box<dyn Write + Send>, inline: bool) 
         server.handle_line(read.map(|()| line.as_slice()));
     }
     // The calls still running are answered first (each is bounded by its
-    // own deadline, at most MCP_MAX_WAIT), then the sessions end.
-    server
-        .answering
-        .drain(limits::MCP_MAX_WAIT + limits::MCP_KILL_SLACK);
+    // own deadline, at most MCP_MAX_WAIT), then the sessions end; unless
+    // nobody reads the answers any more: then they are cancelled (a wait
+    // looks at its flag every CANCEL_POLL).
+    let deadline = std::time::Instant::now() + limits::MCP_MAX_WAIT + limits::MCP_KILL_SLACK;
+    let look = crate::session::CANCEL_POLL;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if server.answering.drain(left.min(look)) || left.is_zero() {
+            break;
+        }
+        if !inline && stdout_gone() {
+            for flag in lock(&server.inflight).values() {
+                flag.store(true, Ordering::Relaxed);
+            }
+            server.answering.drain(look * 10);
+            break;
+        }
+    }
     server.ctx.shutdown();
 }
 
