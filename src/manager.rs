@@ -82,13 +82,19 @@ pub fn check_name(name: &str) -> Result<()> {
         && !name.chars().any(char::is_control)
         && name.trim() == name;
     if ok {
-        Ok(())
-    } else {
-        Err(Error::Invalid(format!(
-            "invalid session name {name:?}: use 1-{} characters, without control characters or spaces at either end",
-            limits::MAX_NAME_CHARS
-        )))
+        return Ok(());
     }
+    // A name far too long is quoted by its start and its length.
+    let shown = if n > limits::MAX_NAME_CHARS {
+        let head: String = name.chars().take(limits::MAX_NAME_CHARS).collect();
+        format!("{head:?}... ({n} characters)")
+    } else {
+        format!("{name:?}")
+    };
+    Err(Error::Invalid(format!(
+        "invalid session name {shown}: use 1-{} characters, without control characters or spaces at either end",
+        limits::MAX_NAME_CHARS
+    )))
 }
 
 impl Manager {

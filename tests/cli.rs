@@ -175,6 +175,7 @@ fn errors_are_bracketed_and_exit_non_zero() {
     assert_eq!(json_of(&list)["sessions"], serde_json::json!([]));
 
     // Usage errors exit 2, found before any daemon is asked (none runs yet).
+    let long = "x".repeat(300);
     for (args, code, pattern) in [
         (vec!["stop", "--bogus"], 2, r"^\[ptybroker: .*--bogus.*\]$"),
         (vec!["frobnicate"], 2, r"^\[ptybroker: .*frobnicate.*\]$"),
@@ -189,6 +190,12 @@ fn errors_are_bracketed_and_exit_non_zero() {
             vec!["status", "-s", " padded"],
             2,
             r"^\[ptybroker: invalid session name .*\]$",
+        ),
+        // A name far too long is quoted by its start and its length.
+        (
+            vec!["read", "-s", &long],
+            2,
+            r#"^\[ptybroker: invalid session name "x{64}"\.\.\. \(300 characters\): use 1-64 .*\]$"#,
         ),
         (
             vec!["start", "--cols", "1", "--", "cat"],
