@@ -23,7 +23,7 @@ use crate::remote::Target;
 use crate::session::Exit;
 use crate::status::{self, State};
 use crate::{keys, limits, manager, ops};
-use output::{err_line, out, out_json, out_text};
+use output::{err_line, out, out_json, out_output, out_text};
 
 /// A verb's failure: printed in the status line's bracketed form.
 pub struct Failure {
@@ -454,11 +454,10 @@ fn print_step(r: &Value, c: &Common) -> Result<(), Failure> {
     if c.json {
         out_json(r)?;
     } else {
-        out_text(&with_marker(
-            r["output"].as_str().unwrap_or(""),
-            r,
-            c.name(),
-        ))?;
+        out_output(
+            &with_marker(r["output"].as_str().unwrap_or(""), r, c.name()),
+            c.raw,
+        )?;
     }
     print_status(&r["status"]);
     Ok(())
@@ -519,8 +518,10 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
         params.insert("rows".into(), json!(rows));
     }
     // The child runs as if the caller had forked it: the caller's working
-    // directory and environment, not the daemon's.
-    if !params.contains_key("cwd") {
+    // directory and environment, not the daemon's. The caller's PWD names
+    // the caller's directory: with `--cwd` the daemon sets it instead.
+    let own_dir = !params.contains_key("cwd");
+    if own_dir {
         if let Ok(d) = std::env::current_dir() {
             params.insert("cwd".into(), json!(d));
         }
@@ -531,7 +532,8 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
     if !clean {
         for (k, v) in std::env::vars_os() {
             if let (Some(k), Some(v)) = (k.to_str(), v.to_str()) {
-                if !["TERM", "TERMCAP", "COLUMNS", "LINES"].contains(&k) {
+                if !["TERM", "TERMCAP", "COLUMNS", "LINES"].contains(&k) && (own_dir || k != "PWD")
+                {
                     full.insert(k.into(), json!(v));
                 }
             }
@@ -724,11 +726,10 @@ fn wait(p: &mut lexopt::Parser) -> Result<(), Failure> {
         // beside it (output, dropped, status), in the names `pty/step` uses.
         out_json(&w)?;
     } else {
-        out_text(&with_marker(
-            w["output"].as_str().unwrap_or(""),
-            &w,
-            c.name(),
-        ))?;
+        out_output(
+            &with_marker(w["output"].as_str().unwrap_or(""), &w, c.name()),
+            c.raw,
+        )?;
     }
     // A wait that failed says so in its one line, the status line's
     // clauses with it.

@@ -171,22 +171,32 @@ pub fn spawn(opts: &SpawnOptions) -> io::Result<(Pty, Child)> {
     }
     if let Some(dir) = &opts.cwd {
         cmd.current_dir(dir);
+        // PWD names the directory the program starts in (a shell checks
+        // it; most programs take it on trust), unless the caller set it.
+        if !opts.env.iter().any(|(k, _)| k == "PWD") {
+            if let Ok(abs) = std::path::absolute(dir) {
+                cmd.env("PWD", abs);
+            }
+        }
     }
     cmd.stdin(Stdio::from(slave.try_clone()?));
     cmd.stdout(Stdio::from(slave.try_clone()?));
     cmd.stderr(Stdio::from(slave));
     let restore = STARTING_FD_LIMIT.get().copied();
     // A server blocks the signals that end it (see `server::ExitSignals`);
-    // the program must not inherit that.
+    // the program must not inherit that, nor a signal ignored by whoever
+    // started the daemon (a shell's background job ignores INT and QUIT):
+    // Ctrl+C must reach the program.
     let empty = sigmask::empty()?;
     // SAFETY: the hook runs in the forked child before exec and only makes
-    // async-signal-safe system calls (pthread_sigmask, setsid, ioctl,
-    // prlimit), which neither allocate nor take locks; `restore` and
+    // async-signal-safe system calls (pthread_sigmask, signal, setsid,
+    // ioctl, prlimit), which neither allocate nor take locks; `restore` and
     // `empty` are copied values.
     #[allow(unsafe_code)]
     unsafe {
         cmd.pre_exec(move || {
             sigmask::unblock_all(&empty)?;
+            sigmask::default_all();
             rustix::process::setsid()?;
             rustix::process::ioctl_tiocsctty(rustix::stdio::stdin())?;
             if let Some((current, maximum)) = restore {
@@ -237,11 +247,11 @@ pub fn spawn_detached(cmd: &mut Command) -> io::Result<Child> {
     cmd.spawn()
 }
 
-/// The few signal-mask calls of the C library that neither std nor
-/// rustix's stable interface offers: [`crate::server::ExitSignals`] blocks
-/// the signals that end a server and takes them with sigwait(3), and
-/// [`spawn`] gives every program an empty mask back (a mask is inherited
-/// across fork and exec).
+/// The few signal calls of the C library that neither std nor rustix's
+/// stable interface offers: [`crate::server::ExitSignals`] blocks the
+/// signals that end a server and takes them with sigwait(3), and [`spawn`]
+/// gives every program an empty mask and default dispositions back (a mask
+/// and ignored signals are inherited across fork and exec).
 ///
 /// The one `unsafe` outside the spawn hooks, allowed here alone: signals
 /// cannot be taken safely any other way (a handler may do next to
@@ -272,7 +282,13 @@ pub mod sigmask {
         fn sigaddset(set: *mut SigSet, signum: c_int) -> c_int;
         fn pthread_sigmask(how: c_int, set: *const SigSet, old: *mut SigSet) -> c_int;
         fn sigwait(set: *const SigSet, sig: *mut c_int) -> c_int;
+        /// `handler` is a `sighandler_t`: 0 is `SIG_DFL`.
+        fn signal(signum: c_int, handler: usize) -> usize;
     }
+
+    /// The classic signals (the real-time ones are left alone: the C
+    /// library keeps some of them for itself).
+    const CLASSIC: c_int = 31;
 
     /// Block `signals` in the calling thread (and so in the threads it
     /// starts from now on); returns the set, for [`wait`].
@@ -317,6 +333,21 @@ pub mod sigmask {
         match unsafe { pthread_sigmask(SIG_SETMASK, empty, std::ptr::null_mut()) } {
             0 => Ok(()),
             e => Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+
+    /// Give every classic signal its default disposition in the calling
+    /// process (those a handler caught are reset by exec anyway; an ignored
+    /// one would stay ignored). Async-signal-safe (a system call each), for
+    /// the child between fork and exec. KILL and STOP refuse, harmlessly.
+    pub fn default_all() {
+        for sig in 1..=CLASSIC {
+            // SAFETY: signal(2) with SIG_DFL installs no handler and reads
+            // no memory of ours; any failure leaves the disposition as it
+            // was.
+            unsafe {
+                signal(sig, 0);
+            }
         }
     }
 

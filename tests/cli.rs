@@ -348,6 +348,35 @@ fn the_child_runs_in_the_callers_directory_and_environment() {
     assert!(l.contains(&"term=xterm-256color"), "{all:?}");
     assert!(l.contains(&"sandbox=set"), "{all:?}");
     sb.run(&["stop"]).ok();
+
+    // With `--cwd`, PWD names that directory (most programs trust PWD; a
+    // shell would mend a stale one itself), from the CLI and from JSON-RPC
+    // alike.
+    let there = sb.work("there");
+    let cwd = there.to_str().expect("utf-8 path");
+    let started = sb
+        .run_in(
+            &dir,
+            &["start", "-s", "py", "--cwd", cwd, "--", "printenv", "PWD"],
+        )
+        .ok();
+    let all = started.stdout
+        + &sb
+            .run(&["wait", "-s", "py", "--max-wait", "30000"])
+            .ok()
+            .stdout;
+    let rpc = sb.rpc().ok(
+        "pty/start",
+        serde_json::json!({"session": "rpc", "argv": ["printenv", "PWD"], "cwd": cwd}),
+    );
+    let out = sb.rpc().ok(
+        "pty/wait",
+        serde_json::json!({"session": "rpc", "exit": true, "timeout": 30000}),
+    );
+    let screen = sb.run(&["read", "-s", "rpc"]).ok().stdout;
+    for (what, text) in [("cli", &all), ("rpc", &screen)] {
+        assert!(lines(text).contains(&cwd), "{what}: {text:?} ({rpc} {out})");
+    }
 }
 
 #[test]
@@ -389,6 +418,68 @@ fn send_types_keys_without_waiting_and_ctrl_c_interrupts() {
     sb.run(&["stop"]).ok();
 }
 
+/// A daemon started by a script's background job inherits INT and QUIT
+/// ignored (a non-interactive shell ignores them in `&` jobs); the programs
+/// it starts must not, or Ctrl+C would do nothing in every session.
+#[test]
+fn signals_ignored_by_the_daemons_starter_reach_the_program() {
+    let sb = Sandbox::new("sigign");
+    let call = sb.command(&["start", "-s", "py", "--", "python3", "-q"]);
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(r#"trap '' INT QUIT; exec "$@""#)
+        .arg("sh")
+        .arg(call.get_program())
+        .args(call.get_args())
+        .current_dir(sb.work("sigign"));
+    sb.env(&mut cmd);
+    let out = common::run_bounded(cmd, std::time::Duration::from_secs(60), "start");
+    assert!(out.status.success(), "{out:?}");
+    // The daemon did inherit them (else this test would prove nothing).
+    let ignored = |pid: i32| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let mask = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigIgn:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .unwrap_or(0);
+        mask & 0b110 // INT (2) and QUIT (3)
+    };
+    let daemon = sb.daemon_pid().expect("daemon pid");
+    assert_eq!(
+        ignored(daemon),
+        0b110,
+        "the daemon should ignore INT and QUIT"
+    );
+    let py = json_of(&sb.run(&["status", "-s", "py", "--json"]).ok())["pid"]
+        .as_i64()
+        .expect("pid") as i32;
+    assert_eq!(ignored(py), 0, "the program inherited ignored signals");
+    step_until(&sb, "py", "import time", ">>>");
+    sb.run(&["send", "-s", "py", "time.sleep(1000)", "--key", "Enter"])
+        .ok();
+    sb.run(&["send", "-s", "py", "--key", "Ctrl+C"]).ok();
+    let out = sb
+        .run(&[
+            "wait",
+            "-s",
+            "py",
+            "--match",
+            "KeyboardInterrupt",
+            "--max-wait",
+            "30000",
+        ])
+        .ok();
+    assert!(
+        sb.run(&["read", "-s", "py"])
+            .ok()
+            .stdout
+            .contains("KeyboardInterrupt"),
+        "{out:?}"
+    );
+    sb.run(&["kill-session", "-s", "py"]).ok();
+}
+
 #[test]
 fn resize_reaches_the_program() {
     let sb = Sandbox::new("resize");
@@ -423,6 +514,16 @@ fn step_shows_new_output_only_and_raw_keeps_escapes() {
     assert!(raw_out.contains("\x1b[1mBOLD\x1b[0m"), "{raw_out:?}");
     let plain = step_until(&sb, "default", r"printf '\033[4mLINE\033[0m\n'", "LINE");
     assert!(!plain.contains('\x1b'), "{plain:?}");
+    // Raw output is printed as it came: the prompt it ends with gets no
+    // newline added (the plain view ends its last line).
+    let out = sb.run(&["step", "--raw", "echo raw-$((3))"]).ok().stdout;
+    if out.contains("raw-3") {
+        assert!(out.ends_with("ready> "), "{out:?}");
+    }
+    let out = sb.run(&["step", "echo plain-$((4))"]).ok().stdout;
+    if out.contains("plain-4") {
+        assert!(out.ends_with("ready> \n"), "{out:?}");
+    }
     sb.run(&["stop"]).ok();
 }
 

@@ -40,6 +40,17 @@ pub fn out_text(text: &str) -> Result<(), Failure> {
     }
 }
 
+/// A program's output as `start`, `step` and `wait` print it: with
+/// `--raw` exactly as it came (a prompt stays without a newline), else as
+/// [`out_text`].
+pub fn out_output(text: &str, raw: bool) -> Result<(), Failure> {
+    if raw {
+        out(text)
+    } else {
+        out_text(text)
+    }
+}
+
 /// One JSON object on one line of standard output (`--json`).
 pub fn out_json(v: &Value) -> Result<(), Failure> {
     out(&format!("{v}\n"))
