@@ -1342,13 +1342,10 @@ fn check(
     scan: &mut Scan,
     fallback_ok: bool,
 ) -> (Option<Reason>, Option<Instant>) {
-    if until.text.is_some() || until.regex.is_some() {
-        let text = screen_text(&st.screen);
-        if until.text.as_deref().is_some_and(|t| text.contains(t))
-            || until.regex.as_ref().is_some_and(|r| r.is_match(&text))
-        {
-            return (Some(Reason::Matched), None);
-        }
+    if (until.text.is_some() || until.regex.is_some())
+        && screen_match(&st.screen, until.text.as_deref(), until.regex.as_ref()).is_some()
+    {
+        return (Some(Reason::Matched), None);
     }
     if let Some((re, from)) = &until.output {
         let chunk = st.transcript.read(*from, usize::MAX);
@@ -1405,6 +1402,42 @@ pub fn screen_text(screen: &Screen) -> String {
         .map(|r| screen.row_text(r))
         .collect();
     rows.join("\n")
+}
+
+/// What a screen wait matches `text` or `regex` against: [`screen_text`]
+/// (each row's trailing blanks trimmed, as seed 000's `screen`), or the
+/// same with the cursor's row keeping its blanks up to the cursor (a
+/// prompt's trailing space: `>>> ` matches python's prompt while the
+/// cursor waits after it). Returns the text that matched, and for a regex
+/// the match.
+pub fn screen_match(screen: &Screen, text: Option<&str>, regex: Option<&Regex>) -> Option<String> {
+    let find = |s: &str| -> Option<String> {
+        if let Some(t) = text.filter(|t| s.contains(*t)) {
+            return Some(t.to_string());
+        }
+        regex
+            .and_then(|r| r.find(s))
+            .map(|m| m.as_str().to_string())
+    };
+    let trimmed = screen_text(screen);
+    if let Some(m) = find(&trimmed) {
+        return Some(m);
+    }
+    let pad = screen.blanks_before_cursor();
+    if pad == 0 {
+        return None;
+    }
+    let at = usize::from(screen.cursor().row);
+    let rows: Vec<String> = (0..screen.rows() as usize)
+        .map(|r| {
+            let mut row = screen.row_text(r);
+            if r == at {
+                row.push_str(&" ".repeat(pad));
+            }
+            row
+        })
+        .collect();
+    find(&rows.join("\n"))
 }
 
 impl Drop for Session {

@@ -481,6 +481,71 @@ fn screen_regexes_are_multi_line_and_step_text_is_bounded() {
     c.ok("pty/stop", json!({"session": "r", "force": true}));
 }
 
+/// A prompt's trailing space counts while the cursor waits after it: the
+/// screen's rows are trimmed (seed 000), but a wait for `>>> ` or `/\$ $/`
+/// matches python's and sh's prompts; the trimmed forms match as before,
+/// and blanks past the cursor never do.
+#[test]
+fn a_wait_matches_a_prompt_with_its_trailing_space() {
+    let sb = Sandbox::new("rpcprompt");
+    sb.run(&["start", "-s", "py", "--", "python3", "-q"]).ok();
+    let mut c = sb.rpc();
+    c.ok(
+        "pty/start",
+        json!({"session": "sh", "argv": ["sh"], "env": {"PS1": "$ "}}),
+    );
+    for (session, params) in [
+        ("py", json!({"match": ">>> "})),
+        ("py", json!({"match": ">>>"})),
+        ("sh", json!({"regex": "^\\$ $"})),
+        ("sh", json!({"regex": "^\\$$"})),
+    ] {
+        let mut p = params.clone();
+        p["session"] = json!(session);
+        p["timeout"] = json!(20000);
+        let r = c.ok("pty/wait", p);
+        assert_eq!(r["matched"], true, "{session} {params}: {r}");
+        // The screen itself stays trimmed.
+        assert!(!r["screen"].as_str().unwrap_or("").contains("> \n"), "{r}");
+    }
+    // Two blanks are not there: the cursor is after one.
+    let r = c.ok(
+        "pty/wait",
+        json!({"session": "py", "match": ">>>  ", "timeout": 300}),
+    );
+    assert_eq!(r["matched"], false, "{r}");
+    // The driver's waitForText answers with the text found.
+    let mut driver = sb.command(&["driver"]);
+    let mut child = driver
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("driver");
+    let mut stdin = child.stdin.take().expect("stdin");
+    {
+        use std::io::Write;
+        for line in [
+            r#"{"id":1,"method":"launch","sessionId":"p","params":{"command":["python3","-q"]}}"#,
+            r#"{"id":2,"method":"waitForText","sessionId":"p","params":{"text":">>> ","timeoutMs":20000}}"#,
+        ] {
+            writeln!(stdin, "{line}").expect("write to the driver");
+        }
+    }
+    let answer = std::io::BufRead::lines(std::io::BufReader::new(
+        child.stdout.take().expect("stdout"),
+    ))
+    .map_while(Result::ok)
+    .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+    .find(|v| v["id"] == 2)
+    .expect("an answer to waitForText");
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(answer["result"]["matched"], ">>> ", "{answer}");
+    for s in ["py", "sh"] {
+        c.ok("pty/stop", json!({"session": s, "force": true}));
+    }
+}
+
 /// A request line that is not UTF-8 is not JSON: -32700 with a null id, and
 /// nothing reaches the program (no U+FFFD in place of the bad byte).
 #[test]

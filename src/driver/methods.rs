@@ -337,11 +337,8 @@ fn wait_for_text(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, Dr
     let (reason, waited) = s.wait(&until, timeout);
     match reason {
         Reason::Matched => {
-            let screen = s.with_screen(crate::session::screen_text);
-            let found = match (&regex, text) {
-                (Some(r), _) => r.find(&screen).map(|m| m.as_str().to_string()),
-                (None, t) => t.map(str::to_string),
-            };
+            let found =
+                s.with_screen(|screen| crate::session::screen_match(screen, text, regex.as_ref()));
             Ok(json!({"matched": found, "elapsedMs": millis(waited)}))
         }
         Reason::Exited => Err(DriverError::failed(format!(

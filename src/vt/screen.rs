@@ -191,6 +191,16 @@ impl Screen {
             .unwrap_or_default()
     }
 
+    /// Blanks on the cursor's row between the end of its text and the
+    /// cursor: a prompt's trailing space, which [`Screen::row_text`] trims.
+    pub fn blanks_before_cursor(&self) -> usize {
+        let t = &self.term;
+        let col = t.col.min(t.cols);
+        t.grid
+            .get(t.row)
+            .map_or(0, |r| col.saturating_sub(r.trimmed_len()))
+    }
+
     /// Text of row `row` of the primary screen, also while the alternate
     /// screen is shown (it is kept aside then).
     pub fn primary_row_text(&self, row: usize) -> String {
