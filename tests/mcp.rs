@@ -1769,6 +1769,11 @@ fn tools_list_fits_in_10_kb_and_keeps_every_seed_field() {
         let bytes = list.to_string().len();
         assert!(bytes <= 10 * 1024, "{v}: tools/list is {bytes} bytes");
         let tools = list["result"]["tools"].as_array().expect("tools");
+        // An argument a tool does not take is refused, and its schema
+        // says so.
+        for t in tools {
+            assert_eq!(t["inputSchema"]["additionalProperties"], false, "{v}: {t}");
+        }
         for (tool, args) in SEED_ARGS {
             let t = tools.iter().find(|t| t["name"] == tool).expect(tool);
             for a in args {

@@ -40,13 +40,15 @@ fn boolean(desc: &str) -> Value {
 }
 
 /// An object schema with these properties, of which `required` must be
-/// given. (Others are refused by the handler, which names the ones it takes.)
+/// given; others are refused (by the handler, which names the ones it
+/// takes: a misspelt optional argument is an error, not ignored), and the
+/// schema says so.
 fn object(props: &[(&str, Value)], required: &[&str]) -> Value {
     let mut p = Map::new();
     for (k, v) in props {
         p.insert((*k).to_string(), v.clone());
     }
-    let mut v = json!({"type": "object", "properties": p});
+    let mut v = json!({"type": "object", "properties": p, "additionalProperties": false});
     if !required.is_empty() {
         v["required"] = json!(required);
     }
