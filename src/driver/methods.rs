@@ -238,7 +238,7 @@ fn input_item(v: &Value, i: usize) -> Result<Input, DriverError> {
             Ok(Input::Raw(vec![b]))
         }
         other => Err(bad(&format!(
-            "unknown type {other:?} (use text, key, bytes or control)"
+            "unknown type {other:?} (use text, key, bytes, control or paste)"
         ))),
     }
 }
