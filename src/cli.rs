@@ -479,7 +479,13 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
             "--cols" => cols = Some(number(p, &arg)?),
             "--rows" => rows = Some(number(p, &arg)?),
             "--cwd" => {
-                params.insert("cwd".into(), json!(value(p)?));
+                // Relative to the caller's directory, not the daemon's.
+                let dir = std::path::PathBuf::from(value(p)?);
+                let dir = match std::env::current_dir() {
+                    Ok(here) if dir.is_relative() => here.join(dir),
+                    _ => dir,
+                };
+                params.insert("cwd".into(), json!(dir));
             }
             "--term" => {
                 params.insert("term".into(), json!(value(p)?));

@@ -82,6 +82,10 @@ pub const EXIT_ANSWER_WAIT: Duration = Duration::from_secs(5);
 /// marker names the `read` that prints exactly those lines (from the
 /// transcript, while the ring holds them). `--max-bytes 0` lifts the cap.
 pub const OUTPUT_CAP_BYTES: usize = 32 * 1024;
+/// How far back `step` and `wait` look for the start of the line their
+/// output goes on from (its prompt, or a line being typed), so that moves
+/// and edits along it land where the terminal put them.
+pub const LINE_LOOKBACK: usize = 4096;
 /// The quiet window of `start` and `step` (pty-prompt's default).
 pub const DEFAULT_QUIET: Duration = Duration::from_millis(500);
 /// Settling: after the kernel first says the program waits for input, it

@@ -85,11 +85,9 @@ pub fn check_name(name: &str) -> Result<()> {
         return Ok(());
     }
     // A name far too long is quoted by its start and its length.
-    let shown = if n > limits::MAX_NAME_CHARS {
-        let head: String = name.chars().take(limits::MAX_NAME_CHARS).collect();
-        format!("{head:?}... ({n} characters)")
-    } else {
-        format!("{name:?}")
+    let shown = match name.char_indices().nth(limits::MAX_NAME_CHARS) {
+        Some((cut, _)) => format!("{:?}... ({n} characters)", &name[..cut]),
+        None => format!("{name:?}"),
     };
     Err(Error::Invalid(format!(
         "invalid session name {shown}: use 1-{} characters, without control characters or spaces at either end",

@@ -396,6 +396,23 @@ pub fn output(s: &Session, from: u64, max: usize) -> Chunk {
     chunk
 }
 
+/// The output of the line that offset `at` is in, from its start to `at`
+/// (looking back at most [`limits::LINE_LOOKBACK`] bytes; none if the line
+/// started before that, or the ring no longer holds its start).
+fn line_before(s: &Session, at: u64) -> Vec<u8> {
+    let from = at.saturating_sub(limits::LINE_LOOKBACK as u64);
+    let mut chunk = s.output(from, (at - from) as usize);
+    chunk
+        .data
+        .truncate((at.saturating_sub(chunk.start)) as usize);
+    match chunk.data.iter().rposition(|&b| b == b'\n') {
+        Some(nl) => chunk.data[nl + 1..].to_vec(),
+        // The output's very first line.
+        None if chunk.start == 0 && chunk.dropped == 0 => chunk.data,
+        None => Vec::new(),
+    }
+}
+
 /// The output since the read mark (advancing it) or the screen, per `view`.
 /// When the ring dropped output since the mark, the stream starts at the
 /// first whole line it still holds.
@@ -416,9 +433,13 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
     let cut_line =
         (cut_from < chunk.start + cut as u64).then_some((cut_from, chunk.start + cut as u64));
     let alt = s.with_screen(|scr| scr.is_alt_screen());
-    // Lines as the terminal shows them; output that repaints across lines
-    // (top, `less -X`, `clear`) is shown as the screen it drew.
-    let lines = (!raw && view != View::Screen).then(|| text::line_view(data));
+    // Lines as the terminal shows them, going on from the line the mark is
+    // in (its prompt: an edit moves along it); output that repaints across
+    // lines (top, `less -X`, `clear`) is shown as the screen it drew.
+    let lines = (!raw && view != View::Screen).then(|| match cut {
+        0 => text::line_view_after(&line_before(s, chunk.start), data),
+        _ => text::line_view(data),
+    });
     // A repaint that drew nothing on the primary screen (top quitting: a
     // move to the last row and a newline) has nothing new to show: its
     // lines are all there is, not the frame left from before the mark.

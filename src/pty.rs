@@ -166,18 +166,21 @@ pub fn spawn(opts: &SpawnOptions) -> io::Result<(Pty, Child)> {
     if opts.clean_env {
         cmd.env_clear();
     }
-    for (k, v) in &opts.env {
+    // PWD names the directory the program starts in (a shell checks it;
+    // most programs take it on trust), unless the caller set it. (The
+    // command line sends an absolute directory; a relative one from a raw
+    // client, rare, leaves PWD as it is.)
+    let pwd = opts
+        .cwd
+        .as_deref()
+        .filter(|d| d.is_absolute() && !opts.env.iter().any(|(k, _)| k == "PWD"))
+        .map(|d| ("PWD", d.as_os_str()));
+    let env = opts.env.iter().map(|(k, v)| (k.as_str(), v.as_ref()));
+    for (k, v) in env.chain(pwd) {
         cmd.env(k, v);
     }
     if let Some(dir) = &opts.cwd {
         cmd.current_dir(dir);
-        // PWD names the directory the program starts in (a shell checks
-        // it; most programs take it on trust), unless the caller set it.
-        if !opts.env.iter().any(|(k, _)| k == "PWD") {
-            if let Ok(abs) = std::path::absolute(dir) {
-                cmd.env("PWD", abs);
-            }
-        }
     }
     cmd.stdin(Stdio::from(slave.try_clone()?));
     cmd.stdout(Stdio::from(slave.try_clone()?));

@@ -1396,48 +1396,44 @@ fn echo_line(input: &[u8]) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The whole visible screen as text rows joined with `\n`.
-pub fn screen_text(screen: &Screen) -> String {
-    let rows: Vec<String> = (0..screen.rows() as usize)
-        .map(|r| screen.row_text(r))
-        .collect();
-    rows.join("\n")
+/// The whole visible screen as text rows joined with `\n`, with `pad`
+/// spaces after the cursor's row.
+fn screen_rows(screen: &Screen, pad: usize) -> String {
+    let at = usize::from(screen.cursor().row);
+    let mut out = String::new();
+    for r in 0..screen.rows() as usize {
+        if r > 0 {
+            out.push('\n');
+        }
+        out.push_str(&screen.row_text(r));
+        if r == at {
+            out.push_str(&" ".repeat(pad));
+        }
+    }
+    out
 }
 
-/// What a screen wait matches `text` or `regex` against: [`screen_text`]
-/// (each row's trailing blanks trimmed, as seed 000's `screen`), or the
+/// What a screen wait matches `text` or `regex` against: the screen's rows
+/// joined with `\n` (each one's trailing blanks trimmed, as seed 000's
+/// `screen`), or the
 /// same with the cursor's row keeping its blanks up to the cursor (a
 /// prompt's trailing space: `>>> ` matches python's prompt while the
 /// cursor waits after it). Returns the text that matched, and for a regex
 /// the match.
 pub fn screen_match(screen: &Screen, text: Option<&str>, regex: Option<&Regex>) -> Option<String> {
-    let find = |s: &str| -> Option<String> {
-        if let Some(t) = text.filter(|t| s.contains(*t)) {
-            return Some(t.to_string());
-        }
-        regex
-            .and_then(|r| r.find(s))
-            .map(|m| m.as_str().to_string())
-    };
-    let trimmed = screen_text(screen);
-    if let Some(m) = find(&trimmed) {
-        return Some(m);
-    }
     let pad = screen.blanks_before_cursor();
-    if pad == 0 {
-        return None;
-    }
-    let at = usize::from(screen.cursor().row);
-    let rows: Vec<String> = (0..screen.rows() as usize)
-        .map(|r| {
-            let mut row = screen.row_text(r);
-            if r == at {
-                row.push_str(&" ".repeat(pad));
+    [0, pad]
+        .iter()
+        .take(1 + usize::from(pad > 0))
+        .find_map(|&pad| {
+            let s = screen_rows(screen, pad);
+            if let Some(t) = text.filter(|t| s.contains(*t)) {
+                return Some(t.to_string());
             }
-            row
+            regex
+                .and_then(|r| r.find(&s))
+                .map(|m| m.as_str().to_string())
         })
-        .collect();
-    find(&rows.join("\n"))
 }
 
 impl Drop for Session {

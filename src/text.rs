@@ -73,7 +73,7 @@ enum Cell {
 
 /// The current line of [`line_view`]: cells by column, combining marks by
 /// the column of the character they follow, the cursor.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Line {
     cells: Vec<Cell>,
     marks: Vec<(usize, char)>,
@@ -251,20 +251,42 @@ impl Line {
 /// (the column of an earlier prompt is not known) and, when the first
 /// switch of screens in them leaves the alternate screen, on it.
 pub fn line_view(bytes: &[u8]) -> LineView {
-    let mut lines = Lines {
-        out: String::with_capacity(bytes.len()),
-        line: Line::default(),
-        repaints: false,
-        alt: false,
-        switched: false,
-    };
+    line_view_after(&[], bytes)
+}
+
+/// [`line_view`] of `bytes` that go on from the start of a line whose
+/// output so far is `before` (an earlier call showed it: a prompt, or a
+/// line being typed), so that a carriage return, a move along the line or
+/// an edit lands where the terminal put it (readline's Home, a redraw over
+/// a shorter line). The first line is shown from where `before` ended when
+/// `bytes` only added to it, and whole when they changed what `before` had
+/// drawn. Without a usable `before` (one that switched screens or moved
+/// across lines) this is [`line_view`] of `bytes`.
+pub fn line_view_after(before: &[u8], bytes: &[u8]) -> LineView {
+    let mut lines = Lines::default();
     let mut parser = Parser::new();
-    parser.advance(&mut lines, bytes);
+    let mut shown = String::new();
+    // (One call of the parser for both: it is inlined where it is called.)
+    for (part, new) in [(before, false), (bytes, true)] {
+        parser.advance(&mut lines, part);
+        if new {
+            break;
+        }
+        if lines.switched || lines.repaints || !lines.out.is_empty() {
+            // (`before` is not empty here: no loop.)
+            return line_view_after(&[], bytes);
+        }
+        lines.line.clone().finish(&mut shown);
+    }
     parser.finish(&mut lines);
     let Lines {
         mut out, mut line, ..
     } = lines;
     line.finish(&mut out);
+    // (`shown` is one line: the first line starts with it if all does.)
+    if out.starts_with(&shown) {
+        out = out[shown.len()..].to_string();
+    }
     LineView {
         text: out,
         repaints: lines.repaints,
@@ -272,6 +294,7 @@ pub fn line_view(bytes: &[u8]) -> LineView {
 }
 
 /// [`line_view`]'s performer.
+#[derive(Default)]
 struct Lines {
     out: String,
     line: Line,
@@ -688,6 +711,55 @@ mod tests {
             let pieces = strip_ansi(&all[..keep]) + &strip_ansi(&all[keep..]);
             assert_eq!(pieces, strip_ansi(all), "cut at {cut}");
         }
+    }
+
+    /// Output that goes on from a line an earlier call showed (a prompt,
+    /// a line being typed): moves and edits land where the terminal put
+    /// them, and the line is shown from where it was left, or whole if it
+    /// changed before that.
+    #[test]
+    fn a_line_view_goes_on_from_the_line_before() {
+        let v = |before: &[u8], b: &[u8]| line_view_after(before, b).text;
+        // Typed after a prompt: only what is new.
+        assert_eq!(
+            v(b"bash$ ", b"echo hi\r\nhi\r\nbash$ "),
+            "echo hi\nhi\nbash$ "
+        );
+        // python3.11's bytes for `rint('abc')`, Home, `p`, Enter after its
+        // prompt: back to the line's start, past the prompt, redraw.
+        let c4 = "\x1b[C".repeat(4);
+        let c5 = "\x1b[C".repeat(5);
+        let py = format!("rint('abc')\r{c4}print('abc')\r{c5}\r\nabc\r\n>>> ");
+        assert_eq!(v(b">>> ", py.as_bytes()), "print('abc')\nabc\n>>> ");
+        // bash's for `echo hello world`, Home, `X`, Ctrl+E, Ctrl+W, Enter.
+        let bash = format!(
+            "echo hello world\r{}\x1b[1@X{}{}\x1b[K\r\n\x1b[?2004l\rbash: Xecho: command not found\r\n\x1b[?2004hbash$ ",
+            "\x1b[C".repeat(6),
+            "\x1b[C".repeat(16),
+            "\x08".repeat(5)
+        );
+        assert_eq!(
+            v(b"bash$ ", bash.as_bytes()),
+            "Xecho hello \nbash: Xecho: command not found\nbash$ "
+        );
+        // The same edit in a call of its own: the line changed before where
+        // it was left, so it is shown whole.
+        assert_eq!(
+            v(b"bash$ echo hello world", b"\r\x1b[6C\x1b[1@X"),
+            "bash$ Xecho hello world"
+        );
+        // Readline's Up over a shorter line: back to the prompt's end,
+        // overwrite, erase the rest.
+        assert_eq!(
+            v(b"$ Xecho", b"\r\x1b[C\x1b[Co one two\x1b[K"),
+            "$ o one two"
+        );
+        // Nothing new: nothing shown.
+        assert_eq!(v(b"bash$ ", b""), "");
+        // A line that moved across lines before, or an alternate screen,
+        // is no help: the bytes alone.
+        assert_eq!(v(b"\x1b[Aup", b"new"), "new");
+        assert_eq!(v(b"\x1b[?1049hvim", b"\x1b[?1049lout"), "out");
     }
 
     #[test]

@@ -377,6 +377,22 @@ fn the_child_runs_in_the_callers_directory_and_environment() {
     for (what, text) in [("cli", &all), ("rpc", &screen)] {
         assert!(lines(text).contains(&cwd), "{what}: {text:?} ({rpc} {out})");
     }
+    // A relative `--cwd` is the caller's, not the daemon's.
+    let started = sb
+        .run_in(
+            &there,
+            &["start", "-s", "rel", "--cwd", "../here", "--", "pwd", "-P"],
+        )
+        .ok();
+    let all = started.stdout
+        + &sb
+            .run(&["wait", "-s", "rel", "--max-wait", "30000"])
+            .ok()
+            .stdout;
+    assert!(
+        lines(&all).contains(&canon.to_str().expect("utf-8")),
+        "{all:?}"
+    );
 }
 
 #[test]
@@ -525,6 +541,33 @@ fn step_shows_new_output_only_and_raw_keeps_escapes() {
         assert!(out.ends_with("ready> \n"), "{out:?}");
     }
     sb.run(&["stop"]).ok();
+}
+
+/// A line edited across calls reads as edited: the step's output goes on
+/// from the line the previous call left (python's prompt), so readline's
+/// return to the line's start and moves past the prompt land where the
+/// terminal put them.
+#[test]
+fn a_line_edited_across_calls_reads_as_edited() {
+    let sb = Sandbox::new("edits");
+    let start = sb.run(&["start", "-s", "py", "--", "python3", "-q"]).ok();
+    assert!(start.stdout.contains(">>>"), "{start:?}");
+    sb.run(&["send", "-s", "py", "rint(6 * 7)"]).ok();
+    sb.run(&["send", "-s", "py", "--key", "Home"]).ok();
+    sb.run(&["send", "-s", "py", "p"]).ok();
+    let out = sb.run(&["step", "-s", "py", "--key", "Enter"]).ok().stdout;
+    let out = if out.contains("42") {
+        out
+    } else {
+        out + &sb
+            .run(&["wait", "-s", "py", "--match", "42", "--max-wait", "30000"])
+            .ok()
+            .stdout
+    };
+    assert!(lines(&out).contains(&"print(6 * 7)"), "{out:?}");
+    let screen = sb.run(&["read", "-s", "py"]).ok().stdout;
+    assert!(screen.contains(">>> print(6 * 7)"), "{screen:?}");
+    sb.run(&["kill-session", "-s", "py"]).ok();
 }
 
 #[test]
