@@ -149,12 +149,16 @@ pub fn encode(s: &Session, inputs: &[Input]) -> Result<Vec<u8>, Error> {
                 out.extend(keys::encode_key(k, &modes).map_err(|e| Error::Invalid(e.to_string()))?)
             }
             Input::Paste(t) => {
+                // As a terminal pastes: line ends as Enter sends them (CR),
+                // and never an end of paste inside one, which would let the
+                // rest be read as typed keys.
+                let text = t.replace("\r\n", "\r").replace('\n', "\r");
                 if modes.bracketed_paste {
                     out.extend_from_slice(b"\x1b[200~");
-                    out.extend_from_slice(t.as_bytes());
+                    out.extend_from_slice(text.replace("\x1b[201~", "").as_bytes());
                     out.extend_from_slice(b"\x1b[201~");
                 } else {
-                    out.extend_from_slice(t.as_bytes());
+                    out.extend_from_slice(text.as_bytes());
                 }
             }
         }

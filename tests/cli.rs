@@ -496,6 +496,37 @@ fn signals_ignored_by_the_daemons_starter_reach_the_program() {
     sb.run(&["kill-session", "-s", "py"]).ok();
 }
 
+/// `send --paste` pastes as a terminal does: line ends as CR, inside the
+/// markers the program asked for, and an end marker inside the text
+/// dropped (it would end the paste early and the rest would read as keys).
+#[test]
+fn a_paste_is_sent_as_a_terminal_pastes() {
+    let sb = Sandbox::new("paste");
+    let py = r"import os, sys, tty
+sys.stdout.write('\x1b[?2004hready\r\n'); sys.stdout.flush(); tty.setraw(0)
+d = b''
+while not d.endswith(b'\x1b[201~'):
+    d += os.read(0, 100)
+sys.stdout.write('got ' + repr(d) + '\r\n'); sys.stdout.flush()";
+    let start = sb
+        .run(&["start", "-s", "p", "--", "python3", "-c", py])
+        .ok();
+    if !start.stdout.contains("ready") {
+        sb.run(&["wait", "-s", "p", "--match", "ready", "--max-wait", "30000"])
+            .ok();
+    }
+    sb.run(&["send", "-s", "p", "--paste", "a\nb\x1b[201~c\r\nd"])
+        .ok();
+    // (The program exits once it has printed: `wait` says so.)
+    let out = sb
+        .run(&["wait", "-s", "p", "--match", "got", "--max-wait", "30000"])
+        .stdout;
+    assert!(
+        out.contains(r"got b'\x1b[200~a\rbc\rd\x1b[201~'"),
+        "{out:?}"
+    );
+}
+
 #[test]
 fn resize_reaches_the_program() {
     let sb = Sandbox::new("resize");
