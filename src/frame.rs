@@ -7,7 +7,6 @@ use std::fmt::Write as _;
 use crate::json::json;
 
 use serde_json::{Map, Value};
-use unicode_width::UnicodeWidthStr;
 
 use crate::vt::{palette, Color, Cursor, CursorShape, Run, Screen, Style};
 
@@ -167,7 +166,7 @@ pub fn svg(scr: &Screen) -> String {
         let y = row * CH;
         let mut col = 0usize;
         for run in scr.row_runs(row) {
-            let width = UnicodeWidthStr::width(run.text.as_str());
+            let width: usize = run.text.chars().map(crate::vt::width).sum();
             let s = &run.style;
             let (mut fg, mut bg) = (rgb(s.fg, FG), rgb(s.bg, BG));
             if s.inverse {

@@ -148,23 +148,38 @@ pub fn encode(s: &Session, inputs: &[Input]) -> Result<Vec<u8>, Error> {
             Input::Key(k) => {
                 out.extend(keys::encode_key(k, &modes).map_err(|e| Error::Invalid(e.to_string()))?)
             }
-            Input::Paste(t) => {
-                // As a terminal pastes: line ends as Enter sends them (CR),
-                // and never an end of paste inside one, which would let the
-                // rest be read as typed keys.
-                let text = t.replace("\r\n", "\r").replace('\n', "\r");
-                if modes.bracketed_paste {
-                    out.extend_from_slice(b"\x1b[200~");
-                    out.extend_from_slice(text.replace("\x1b[201~", "").as_bytes());
-                    out.extend_from_slice(b"\x1b[201~");
-                } else {
-                    out.extend_from_slice(text.as_bytes());
-                }
-            }
+            Input::Paste(t) => paste(&mut out, t.as_bytes(), modes.bracketed_paste),
         }
     }
     check_write_size(out.len())?;
     Ok(out)
+}
+
+/// `text` as a terminal pastes it: line ends as Enter sends them (CR, for
+/// LF and CR LF alike), inside the markers when the program asked for
+/// them, and then never an end marker inside, which would let the rest be
+/// read as typed keys.
+fn paste(out: &mut Vec<u8>, text: &[u8], bracketed: bool) {
+    const END: &[u8] = b"\x1b[201~";
+    if bracketed {
+        out.extend_from_slice(b"\x1b[200~");
+    }
+    let start = out.len();
+    let mut after_cr = false;
+    for &b in text {
+        match b {
+            b'\n' if after_cr => {}
+            b'\n' => out.push(b'\r'),
+            _ => out.push(b),
+        }
+        after_cr = b == b'\r';
+        if bracketed && out[start..].ends_with(END) {
+            out.truncate(out.len() - END.len());
+        }
+    }
+    if bracketed {
+        out.extend_from_slice(END);
+    }
 }
 
 /// Every write of a request is bounded by [`limits::MAX_WRITE_BYTES`].

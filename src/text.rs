@@ -111,9 +111,7 @@ impl Line {
                 }
             }
             Cell::WideTail => start = col.saturating_sub(1),
-            Cell::Char(c) if unicode_width::UnicodeWidthChar::width(c) == Some(2) => {
-                end = (col + 2).min(self.cells.len())
-            }
+            Cell::Char(c) if crate::vt::width(c) == 2 => end = (col + 2).min(self.cells.len()),
             Cell::Char(_) => return,
         }
         for c in &mut self.cells[start..end] {
@@ -132,8 +130,7 @@ impl Line {
     }
 
     fn put(&mut self, ch: char) {
-        use unicode_width::UnicodeWidthChar;
-        match ch.width() {
+        match Some(crate::vt::width(ch)) {
             Some(0) => {
                 if self.col > 0 {
                     self.marks.push((self.col - 1, ch));

@@ -2,8 +2,6 @@
 //! their attributes, taken from a live [`Session`](crate::Session) or from
 //! a [`vt::Screen`](crate::vt::Screen) fed with bytes.
 
-use unicode_width::UnicodeWidthChar;
-
 pub use crate::vt::{Color, Style};
 
 /// A cursor position, counted from 1 as seed 000 counts it (`row` 1 is the
@@ -120,7 +118,7 @@ impl Screen {
         let mut out: Vec<Cell> = Vec::new();
         for run in self.runs.get(row).into_iter().flatten() {
             for ch in run.text.chars() {
-                match ch.width() {
+                match Some(crate::vt::width(ch)) {
                     Some(0) if !out.is_empty() => {
                         if let Some(last) = out.last_mut() {
                             last.text.push(ch);

@@ -249,6 +249,13 @@ pub(crate) fn char_width(c: char) -> usize {
     width_in(widths(), cp)
 }
 
+/// [`char_width`] for the views outside the emulator: the one width every
+/// view uses, as the screen does (one copy of the code, not inlined).
+#[inline(never)]
+pub fn width(c: char) -> usize {
+    char_width(c)
+}
+
 /// The width table (see [`WIDTHS`]), to look up many characters with
 /// [`width_in`] after one test that it is built.
 #[inline]
@@ -313,7 +320,9 @@ pub(crate) fn glyph_len(glyph: u32) -> usize {
 /// What unicode-width says, with controls (None) as zero.
 fn unicode_width(c: char) -> usize {
     match c as u32 {
-        0x20..=0x7e => 1,
+        // The soft hyphen takes a cell in glibc's wcwidth, xterm and tmux
+        // (which programs count with), though Unicode calls it zero width.
+        0x20..=0x7e | 0xad => 1,
         _ => unicode_width::UnicodeWidthChar::width(c).unwrap_or(0),
     }
 }
@@ -321,6 +330,12 @@ fn unicode_width(c: char) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_soft_hyphen_takes_a_cell_as_wcwidth_says() {
+        assert_eq!(char_width('\u{ad}'), 1);
+        assert_eq!(char_width('\u{301}'), 0);
+    }
 
     #[test]
     fn cell_is_compact() {
@@ -359,7 +374,11 @@ mod tests {
     fn width_table_agrees_with_unicode_width() {
         for cp in 0x7f..0x30000u32 {
             if let Some(c) = char::from_u32(cp) {
-                let want = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+                // (But for the soft hyphen: see `unicode_width`.)
+                let want = match cp {
+                    0xad => 1,
+                    _ => unicode_width::UnicodeWidthChar::width(c).unwrap_or(0),
+                };
                 assert_eq!(char_width(c), want, "U+{cp:04X}");
             }
         }

@@ -77,6 +77,9 @@ impl Term {
                 let s = format!("\x1b[8;{};{}t", self.rows, self.cols);
                 self.answer(s.as_bytes());
             }
+            ([], b't') if matches!(p.get(0), 22 | 23) && p.get(1) <= 2 => {
+                self.title_stack(p.get(0) == 22, p.get(1));
+            }
             _ => {}
         }
     }

@@ -33,7 +33,7 @@ mod render;
 mod screen;
 mod term;
 
-pub use cell::{Color, Run, Style};
+pub use cell::{width, Color, Run, Style};
 pub use perform::palette;
 pub use render::sgr;
 pub use screen::{Cursor, CursorShape, Modes, MouseEncoding, MouseTracking, Screen};

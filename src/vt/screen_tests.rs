@@ -443,6 +443,21 @@ fn titles() {
     assert_eq!(s.icon_title(), "icon");
     s.feed(b"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\");
     assert_eq!(s.row_text(0), "link");
+    // The title stack (XTWINOPS 22/23), as vim's `set title` uses it: a
+    // push keeps both, a pop brings back what it is asked for.
+    s.feed(b"\x1b]2;base\x07\x1b[22;0t\x1b]0;vim\x07");
+    assert_eq!((s.title(), s.icon_title()), ("vim", "vim"));
+    s.feed(b"\x1b[23;2t");
+    assert_eq!((s.title(), s.icon_title()), ("base", "vim"));
+    s.feed(b"\x1b[22t\x1b]0;x\x07\x1b[23t");
+    assert_eq!((s.title(), s.icon_title()), ("base", "vim"));
+    // Popping an empty stack changes nothing; the stack is bounded.
+    s.feed(b"\x1b[23;0t");
+    assert_eq!(s.title(), "base");
+    for _ in 0..100 {
+        s.feed(b"\x1b[22;0t");
+    }
+    s.check_invariants().unwrap();
 }
 
 // ---- answers -------------------------------------------------------------------

@@ -59,6 +59,9 @@ pub(crate) struct Term {
     pub tabs: Vec<bool>,
     pub title: String,
     pub icon_title: String,
+    /// XTWINOPS 22/23's stack of (window, icon) titles, at most
+    /// [`TITLE_STACK`] deep (xterm's depth).
+    pub titles: Vec<(String, String)>,
     pub answers: Vec<u8>,
     pub last_char: Option<char>,
     /// DECSCUSR's parameter (`CSI n SP q`, 0..=6): the cursor's shape.
@@ -105,6 +108,7 @@ impl Term {
             tabs: default_tabs(cols),
             title: String::new(),
             icon_title: String::new(),
+            titles: Vec::new(),
             answers: Vec::new(),
             last_char: None,
             cursor_shape: 0,
@@ -841,6 +845,25 @@ impl Term {
         self.pending_wrap = false;
     }
 
+    /// XTWINOPS 22 (push) and 23 (pop) with `which`: 0 both titles, 1 the
+    /// icon's, 2 the window's. A push saves both; a pop restores those
+    /// asked for.
+    pub fn title_stack(&mut self, push: bool, which: u16) {
+        if push {
+            if self.titles.len() < TITLE_STACK {
+                self.titles
+                    .push((self.title.clone(), self.icon_title.clone()));
+            }
+        } else if let Some((title, icon)) = self.titles.pop() {
+            if which != 1 {
+                self.title = title;
+            }
+            if which != 2 {
+                self.icon_title = icon;
+            }
+        }
+    }
+
     /// RIS: everything but the scrollback and title back to power-on.
     pub fn full_reset(&mut self) {
         let fresh = Term::new(self.cols, self.rows, 0);
@@ -855,6 +878,9 @@ impl Term {
         self.icon_title = icon;
     }
 }
+
+/// Titles XTWINOPS 22 keeps (xterm's depth); a deeper push is ignored.
+const TITLE_STACK: usize = 10;
 
 /// Rotate rows `top..=bottom` of the grid left by `n` (the first `n` move
 /// to the end) with three reversals, i.e. row swaps. A slice's `rotate_*`
