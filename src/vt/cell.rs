@@ -249,8 +249,9 @@ pub(crate) fn char_width(c: char) -> usize {
     width_in(widths(), cp)
 }
 
-/// [`char_width`] for the views outside the emulator: the one width every
-/// view uses, as the screen does (one copy of the code, not inlined).
+/// A character's display width in cells (0, 1 or 2), as the screen lays
+/// it out: the one width every view outside the emulator uses too (one
+/// copy of the code, not inlined).
 #[inline(never)]
 pub fn width(c: char) -> usize {
     char_width(c)
