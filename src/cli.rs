@@ -479,10 +479,22 @@ fn start(p: &mut lexopt::Parser) -> Result<(), Failure> {
             "--cols" => cols = Some(number(p, &arg)?),
             "--rows" => rows = Some(number(p, &arg)?),
             "--cwd" => {
-                // Relative to the caller's directory, not the daemon's.
+                // Relative to the caller's directory, not the daemon's
+                // (`.` and `..` taken away: the path becomes PWD).
                 let dir = std::path::PathBuf::from(value(p)?);
                 let dir = match std::env::current_dir() {
-                    Ok(here) if dir.is_relative() => here.join(dir),
+                    Ok(mut here) if dir.is_relative() => {
+                        for c in dir.components() {
+                            match c {
+                                std::path::Component::ParentDir => {
+                                    here.pop();
+                                }
+                                std::path::Component::Normal(name) => here.push(name),
+                                _ => {}
+                            }
+                        }
+                        here
+                    }
                     _ => dir,
                 };
                 params.insert("cwd".into(), json!(dir));

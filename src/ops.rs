@@ -689,7 +689,8 @@ pub fn output_text(
     let text = if raw {
         String::from_utf8_lossy(&chunk.data).into_owned()
     } else {
-        text::line_view(&chunk.data).text
+        // As `step` showed it: going on from the line before.
+        text::line_view_after(&line_before(s, chunk.start), &chunk.data).text
     };
     Ok(match lines {
         None => text,

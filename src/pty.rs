@@ -167,13 +167,21 @@ pub fn spawn(opts: &SpawnOptions) -> io::Result<(Pty, Child)> {
         cmd.env_clear();
     }
     // PWD names the directory the program starts in (a shell checks it;
-    // most programs take it on trust), unless the caller set it. (The
-    // command line sends an absolute directory; a relative one from a raw
-    // client, rare, leaves PWD as it is.)
+    // most programs take it on trust), unless the caller set it, or the
+    // PWD this process passes on names that directory already (by a path
+    // through a symlink, say, which a shell's prompt shows). (The command
+    // line sends an absolute directory; a relative one from a raw client,
+    // rare, leaves PWD as it is.)
+    let inherited = std::env::var_os("PWD").filter(|_| !opts.clean_env);
     let pwd = opts
         .cwd
         .as_deref()
         .filter(|d| d.is_absolute() && !opts.env.iter().any(|(k, _)| k == "PWD"))
+        .filter(|d| {
+            !inherited
+                .as_deref()
+                .is_some_and(|p| same_dir(Path::new(p), d))
+        })
         .map(|d| ("PWD", d.as_os_str()));
     let env = opts.env.iter().map(|(k, v)| (k.as_str(), v.as_ref()));
     for (k, v) in env.chain(pwd) {
@@ -215,6 +223,15 @@ pub fn spawn(opts: &SpawnOptions) -> io::Result<(Pty, Child)> {
     let flags = fs::fcntl_getfl(&master)?;
     fs::fcntl_setfl(&master, flags | OFlags::NONBLOCK)?;
     Ok((Pty { master, pts }, child))
+}
+
+/// Do two paths name the same directory?
+fn same_dir(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
 }
 
 /// Can a program start in `dir`? The child's chdir(2) fails with the same

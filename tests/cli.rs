@@ -377,6 +377,23 @@ fn the_child_runs_in_the_callers_directory_and_environment() {
     for (what, text) in [("cli", &all), ("rpc", &screen)] {
         assert!(lines(text).contains(&cwd), "{what}: {text:?} ({rpc} {out})");
     }
+    // A caller in a directory reached through a symlink keeps its PWD (a
+    // shell's prompt shows that path), as it names the same directory.
+    let link = sb.work("link-to-there");
+    let _ = std::fs::remove_dir(&link);
+    std::os::unix::fs::symlink(&there, &link).expect("symlink");
+    let mut cmd = sb.command(&["start", "-s", "ln", "--", "printenv", "PWD"]);
+    cmd.current_dir(&link).env("PWD", &link);
+    let started = common::run_bounded(cmd, std::time::Duration::from_secs(60), "start");
+    let all = started.stdout
+        + &sb
+            .run(&["wait", "-s", "ln", "--max-wait", "30000"])
+            .ok()
+            .stdout;
+    assert!(
+        lines(&all).contains(&link.to_str().expect("utf-8")),
+        "{all:?}"
+    );
     // A relative `--cwd` is the caller's, not the daemon's.
     let started = sb
         .run_in(

@@ -494,7 +494,13 @@ fn a_wait_matches_a_prompt_with_its_trailing_space() {
         "pty/start",
         json!({"session": "sh", "argv": ["sh"], "env": {"PS1": "$ "}}),
     );
+    // A coloured prompt (python 3.13 draws `>>> ` in bold magenta).
+    c.ok(
+        "pty/start",
+        json!({"session": "co", "argv": ["sh"], "env": {"PS1": "\u{1b}[1;35m>>> \u{1b}[0m"}}),
+    );
     for (session, params) in [
+        ("co", json!({"match": ">>> "})),
         ("py", json!({"match": ">>> "})),
         ("py", json!({"match": ">>>"})),
         ("sh", json!({"regex": "^\\$ $"})),
@@ -541,7 +547,7 @@ fn a_wait_matches_a_prompt_with_its_trailing_space() {
     drop(stdin);
     let _ = child.wait();
     assert_eq!(answer["result"]["matched"], ">>> ", "{answer}");
-    for s in ["py", "sh"] {
+    for s in ["py", "sh", "co"] {
         c.ok("pty/stop", json!({"session": s, "force": true}));
     }
 }

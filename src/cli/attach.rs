@@ -281,7 +281,6 @@ impl View {
 /// a wider row over and over on its last column. A wide character that
 /// does not fit whole is left out.
 fn clip(row: &str, cols: u16) -> String {
-    use unicode_width::UnicodeWidthChar;
     let mut out = String::with_capacity(row.len());
     let mut used = 0usize;
     let mut chars = row.chars().peekable();
@@ -301,7 +300,7 @@ fn clip(row: &str, cols: u16) -> String {
             }
             continue;
         }
-        let w = c.width().unwrap_or(0);
+        let w = crate::vt::width(c);
         if used + w > usize::from(cols) {
             break;
         }

@@ -337,8 +337,14 @@ fn wait_for_text(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, Dr
     let (reason, waited) = s.wait(&until, timeout);
     match reason {
         Reason::Matched => {
-            let found =
-                s.with_screen(|screen| crate::session::screen_match(screen, text, regex.as_ref()));
+            // The text searched for, or the regex's match (looked up again:
+            // the screen may have moved on, then `null`).
+            let found = match (&regex, text) {
+                (Some(r), _) => {
+                    s.with_screen(|screen| crate::session::screen_match(screen, None, Some(r)))
+                }
+                (None, t) => t.map(str::to_string),
+            };
             Ok(json!({"matched": found, "elapsedMs": millis(waited)}))
         }
         Reason::Exited => Err(DriverError::failed(format!(

@@ -345,6 +345,20 @@ impl Row {
         n
     }
 
+    /// Columns up to the end of [`Row::text`]: past the last cell that is
+    /// not a space (whatever its pen) or that has a mark.
+    pub fn text_cols(&self) -> usize {
+        let end = self.extent().min(self.cells.len());
+        (0..end)
+            .rev()
+            .find(|&i| {
+                self.cells[i].glyph != u32::from(b' ')
+                    || self.cells[i].flags != 0
+                    || self.has_mark(i)
+            })
+            .map_or(0, |i| i + 1)
+    }
+
     /// The row's text: trailing blanks trimmed, wide-character spacers
     /// skipped, combining marks kept.
     pub fn text(&self) -> String {

@@ -192,13 +192,15 @@ impl Screen {
     }
 
     /// Blanks on the cursor's row between the end of its text and the
-    /// cursor: a prompt's trailing space, which [`Screen::row_text`] trims.
+    /// cursor: a prompt's trailing space (coloured or not), which
+    /// [`Screen::row_text`] trims. A wrap pending puts the cursor past the
+    /// last column.
     pub fn blanks_before_cursor(&self) -> usize {
         let t = &self.term;
-        let col = t.col.min(t.cols);
+        let col = (t.col + usize::from(t.pending_wrap)).min(t.cols);
         t.grid
             .get(t.row)
-            .map_or(0, |r| col.saturating_sub(r.trimmed_len()))
+            .map_or(0, |r| col.saturating_sub(r.text_cols()))
     }
 
     /// Text of row `row` of the primary screen, also while the alternate

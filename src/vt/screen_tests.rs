@@ -992,6 +992,19 @@ fn text_fed_whole_reads_as_fed_a_byte_at_a_time() {
 }
 
 #[test]
+fn blanks_before_the_cursor_count_a_prompts_space() {
+    let at = |bytes: &[u8]| screen(10, 2, bytes).blanks_before_cursor();
+    assert_eq!(at(b">>> "), 1);
+    // Coloured, as python 3.13 draws its prompt: trimmed from the text too.
+    assert_eq!(at(b"\x1b[1;35m>>> \x1b[0m"), 1);
+    // Ending at the right edge: the wrap pending puts the cursor past it.
+    assert_eq!(at(b"abcdefgh$ "), 1);
+    assert_eq!(at(b"abc"), 0);
+    assert_eq!(at(b"ab  \x1b[2D"), 0);
+    assert_eq!(at(b"\xe4\xb8\xad  "), 2);
+}
+
+#[test]
 fn a_styled_line_goes_into_history_with_its_runs() {
     // The trailing default blanks are trimmed; the red blank before them
     // is not.
