@@ -115,4 +115,5 @@ pub mod text;
 #[doc(hidden)]
 pub mod transcript;
 mod turns;
+mod vecmap;
 pub use ptybroker_vt as vt;

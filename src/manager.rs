@@ -1,13 +1,13 @@
 //! The named sessions of one process (the daemon, `serve`, the driver or the
 //! MCP server), with the limits that protect it.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::limits;
 use crate::session::{Options, Session};
 use crate::sync::lock;
+use crate::vecmap::VecMap;
 
 /// Errors a front end maps onto its protocol's own shape.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +51,8 @@ pub struct Manager {
 
 #[derive(Default)]
 struct Table {
-    sessions: BTreeMap<String, Arc<Session>>,
+    /// By name: listings show them in name order.
+    sessions: VecMap<String, Arc<Session>>,
     /// Slots held by starts whose program is being spawned (outside the
     /// lock): they count against [`limits::MAX_SESSIONS`] like sessions, so
     /// that concurrent starts cannot overshoot it.
@@ -164,11 +165,7 @@ impl Manager {
     }
 
     pub fn list(&self) -> Vec<(String, Arc<Session>)> {
-        lock(&self.table)
-            .sessions
-            .iter()
-            .map(|(k, v)| (k.clone(), Arc::clone(v)))
-            .collect()
+        lock(&self.table).sessions.pairs().to_vec()
     }
 
     /// No sessions, and none being started.
@@ -204,10 +201,8 @@ impl Manager {
 
     /// Kill every session (process exit).
     pub fn shutdown(&self) {
-        let all: Vec<_> = std::mem::take(&mut lock(&self.table).sessions)
-            .into_values()
-            .collect();
-        for s in all {
+        let all: Vec<_> = lock(&self.table).sessions.take();
+        for (_, s) in all {
             s.kill();
         }
     }

@@ -117,24 +117,25 @@ pub fn env(p: &Params, name: &str) -> Result<Option<Vec<(String, String)>>, Para
     let Value::Object(m) = v else {
         return Err(ParamError::new(name, "an object of NAME: value strings"));
     };
-    m.iter()
-        .map(|(k, v)| {
-            if k.is_empty() || k.contains('=') || k.contains('\0') {
+    let mut vars = Vec::with_capacity(m.len());
+    for (k, v) in m {
+        if k.is_empty() || k.contains('=') || k.contains('\0') {
+            return Err(ParamError::new(
+                name,
+                format!("an object of environment variables, and {k:?} is no variable name (non-empty, without '=' or NUL)"),
+            ));
+        }
+        match v.as_str() {
+            Some(s) if !s.contains('\0') => vars.push((k.clone(), s.to_string())),
+            _ => {
                 return Err(ParamError::new(
-                    name,
-                    format!("an object of environment variables, and {k:?} is no variable name (non-empty, without '=' or NUL)"),
-                ));
-            }
-            match v.as_str() {
-                Some(s) if !s.contains('\0') => Ok((k.clone(), s.to_string())),
-                _ => Err(ParamError::new(
                     &format!("{name}.{k}"),
                     "a string without NUL",
-                )),
+                ))
             }
-        })
-        .collect::<Result<_, _>>()
-        .map(Some)
+        }
+    }
+    Ok(Some(vars))
 }
 
 #[cfg(test)]

@@ -76,6 +76,7 @@ enum Cell {
 #[derive(Clone, Default)]
 struct Line {
     cells: Vec<Cell>,
+    /// In column order.
     marks: Vec<(usize, char)>,
     col: usize,
     /// Insert mode (IRM, `CSI 4 h`): text pushes the rest of the line right.
@@ -133,7 +134,11 @@ impl Line {
         match Some(crate::vt::width(ch)) {
             Some(0) => {
                 if self.col > 0 {
-                    self.marks.push((self.col - 1, ch));
+                    // Kept in column order (after those already on the
+                    // column), which every edit below preserves.
+                    let at = self.col - 1;
+                    let i = self.marks.partition_point(|&(m, _)| m <= at);
+                    self.marks.insert(i, (at, ch));
                 }
             }
             w => {
@@ -226,7 +231,6 @@ impl Line {
     }
 
     fn finish(&mut self, out: &mut String) {
-        self.marks.sort_by_key(|&(at, _)| at);
         let mut marks = self.marks.iter().peekable();
         for (at, cell) in self.cells.iter().enumerate() {
             match cell {

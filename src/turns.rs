@@ -10,10 +10,10 @@
 //! dropped before it was waited for (the request was refused, or its thread
 //! never started) is skipped without blocking anyone.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::sync::lock;
+use crate::vecmap::VecMap;
 
 /// Per session: turns issued, the one being served, and later ones given
 /// up before they came.
@@ -26,7 +26,7 @@ struct Line {
 
 #[derive(Default)]
 struct Lines {
-    by_key: Mutex<HashMap<String, Line>>,
+    by_key: Mutex<VecMap<String, Line>>,
     changed: Condvar,
 }
 
@@ -58,7 +58,7 @@ impl Turns {
             None => 0,
             Some(key) => {
                 let mut by_key = lock(&self.0.by_key);
-                let line = by_key.entry(key.to_string()).or_default();
+                let line = by_key.get_or_insert_with(key.to_string(), Line::default);
                 line.issued += 1;
                 line.issued - 1
             }

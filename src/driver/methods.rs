@@ -245,11 +245,13 @@ fn input_item(v: &Value, i: usize) -> Result<Input, DriverError> {
 
 fn send(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
     let inputs = match req.params.get("input") {
-        Some(Value::Array(a)) if !a.is_empty() => a
-            .iter()
-            .enumerate()
-            .map(|(i, v)| input_item(v, i))
-            .collect::<Result<Vec<_>, _>>()?,
+        Some(Value::Array(a)) if !a.is_empty() => {
+            let mut inputs = Vec::with_capacity(a.len());
+            for (i, v) in a.iter().enumerate() {
+                inputs.push(input_item(v, i)?);
+            }
+            inputs
+        }
         Some(Value::Array(_)) => {
             return Err(DriverError::invalid("params.input must not be empty"))
         }

@@ -39,7 +39,6 @@
 mod catalog;
 mod tools;
 
-use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -54,6 +53,7 @@ use crate::jsonrpc::{
 use crate::limits;
 use crate::sync::{lock, Start};
 use crate::turns::{Turn, Turns};
+use crate::vecmap::VecMap;
 
 /// Versions that open with `initialize`, newest first.
 pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -136,7 +136,7 @@ struct Server {
     legacy: Mutex<Option<&'static str>>,
     /// Cancel flags of the tool calls running, by request id (as JSON text,
     /// so `1` and `"1"` differ).
-    inflight: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    inflight: Mutex<VecMap<String, Arc<AtomicBool>>>,
     /// Answer everything in turn on the reading thread ([`answer_bytes`]).
     inline: bool,
     /// Threads still to write an answer (tool calls, batches): at stdin's
@@ -193,7 +193,7 @@ fn serve_on(input: &mut impl BufRead, out: Box<dyn Write + Send>, inline: bool) 
         ctx: tools::Ctx::new(),
         out: Mutex::new(out),
         legacy: Mutex::new(None),
-        inflight: Mutex::new(HashMap::new()),
+        inflight: Mutex::default(),
         inline,
         answering: Arc::default(),
         turns: Turns::default(),

@@ -4,7 +4,6 @@
 //! for the model that says what to do next; the protocol layer turns it into
 //! an `isError` result.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,19 +21,20 @@ use crate::session::{Cancel, Options, OutputText, Reason, Session, SettleSpec, S
 use crate::sync::lock;
 use crate::text;
 use crate::turns::Turn;
+use crate::vecmap::VecMap;
 
 /// What every tool call runs against.
 pub struct Ctx {
     pub manager: Manager,
     /// `terminal_run` commands in flight, killed with the server.
-    runs: Mutex<HashMap<u64, Arc<Session>>>,
+    runs: Mutex<VecMap<u64, Arc<Session>>>,
     next_run: AtomicU64,
     next_name: AtomicU64,
     /// Where each session's output stood when `terminal_start` returned its
     /// screen: the agent has seen that, so its first `terminal_step` starts
     /// there (the read mark stays put, so that seed 004's first
     /// `terminal_read` still returns the opening output).
-    shown: Mutex<HashMap<String, u64>>,
+    shown: Mutex<VecMap<String, u64>>,
     /// The server's working directory: the default `cwd`.
     cwd: PathBuf,
 }
@@ -43,10 +43,10 @@ impl Ctx {
     pub fn new() -> Ctx {
         Ctx {
             manager: Manager::new(),
-            runs: Mutex::new(HashMap::new()),
+            runs: Mutex::default(),
             next_run: AtomicU64::new(0),
             next_name: AtomicU64::new(0),
-            shown: Mutex::new(HashMap::new()),
+            shown: Mutex::default(),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
         }
     }
@@ -54,7 +54,11 @@ impl Ctx {
     /// Kill every session and running command (the server is exiting).
     pub fn shutdown(&self) {
         self.manager.shutdown();
-        let runs: Vec<_> = lock(&self.runs).drain().map(|(_, s)| s).collect();
+        let runs: Vec<_> = lock(&self.runs)
+            .take()
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect();
         for s in runs {
             s.kill();
         }
