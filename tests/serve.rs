@@ -151,10 +151,35 @@ fn serve_tcp(sb: &mut Sandbox, extra: &[&str], env: &[(&str, &str)]) -> (usize, 
         if let Some(st) = sb.child_exited(i) {
             panic!("serve exited early: {st}: {}", sb.child_stderr(i));
         }
-        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+        // Ours, not another program's that took the port first.
+        listener_is(port, sb.child_pid(i)).then_some(())
     })
     .expect("serve listens");
     (i, port)
+}
+
+/// Does process `pid` hold the socket listening on TCP `port` (per
+/// /proc/net/tcp and its fds)?
+fn listener_is(port: u16, pid: i32) -> bool {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default()
+        + &std::fs::read_to_string("/proc/net/tcp6").unwrap_or_default();
+    let want = format!(":{port:04X}");
+    let inodes: Vec<String> = table
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let listening = f.get(3) == Some(&"0A") && f.get(1).is_some_and(|a| a.ends_with(&want));
+            Some(format!("socket:[{}]", f.get(9)?)).filter(|_| listening)
+        })
+        .collect();
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path())
+            .is_ok_and(|l| inodes.iter().any(|i| l.as_os_str() == i.as_str()))
+    })
 }
 
 fn auth(c: &mut Rpc, token: &str) -> serde_json::Value {

@@ -596,9 +596,22 @@ pub fn eventually<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Optio
 }
 
 /// A loopback port nobody listens on right now.
+///
+/// Never the same port twice in one test binary: its tests run in
+/// parallel, and the kernel may hand a port just released to the next
+/// `bind(0)`, so that two tests' servers would race for it (and a client
+/// reach the other test's server).
 pub fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    loop {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().expect("addr").port();
+        let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// Lines of `text` with surrounding whitespace trimmed.
