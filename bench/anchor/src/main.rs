@@ -1,13 +1,24 @@
 //! `anchor FILE`: feed FILE to alacritty_terminal (80x24, default
 //! configuration) in 4 KiB chunks, as a terminal's reader thread would, and
 //! exit. bench/bench.py times this whole process beside `ptybroker render`.
+//!
+//! `anchor --pty FILE`: alacritty_terminal's own whole system instead: its
+//! `tty` starts `cat FILE` on an 80x24 PTY and its `EventLoop` (the thread
+//! alacritty reads the PTY on, parsing under the terminal's lock) takes the
+//! output to the end and the child's exit. bench/bench.py times it beside
+//! the native reader and the daemon, as the engine any terminal would run.
 
 use std::fs::File;
 use std::io::Read;
 
-use alacritty_terminal::event::VoidListener;
+use std::sync::Arc;
+
+use alacritty_terminal::event::{VoidListener, WindowSize};
+use alacritty_terminal::event_loop::EventLoop;
 use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::sync::FairMutex;
 use alacritty_terminal::term::{Config, Term};
+use alacritty_terminal::tty::{self, Shell};
 use alacritty_terminal::vte::ansi::Processor;
 
 struct Size {
@@ -28,8 +39,14 @@ impl Dimensions for Size {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, path] = &args[..] {
+        if flag == "--pty" {
+            return through_pty(path);
+        }
+    }
     let Some(path) = std::env::args_os().nth(1) else {
-        eprintln!("usage: anchor FILE");
+        eprintln!("usage: anchor [--pty] FILE");
         std::process::exit(2);
     };
     let mut file = match File::open(&path) {
@@ -65,4 +82,44 @@ fn main() {
         "{total} bytes, cursor {} {}",
         cursor.line.0, cursor.column.0
     );
+}
+
+/// `cat FILE` on an 80x24 PTY through alacritty_terminal's own event loop,
+/// to the child's exit with its output drained.
+fn through_pty(path: &str) {
+    let size = Size {
+        cols: 80,
+        lines: 24,
+    };
+    let term = Arc::new(FairMutex::new(Term::new(
+        Config::default(),
+        &size,
+        VoidListener,
+    )));
+    let options = tty::Options {
+        shell: Some(Shell::new("cat".into(), vec![path.into()])),
+        drain_on_exit: true,
+        ..tty::Options::default()
+    };
+    let window = WindowSize {
+        num_lines: 24,
+        num_cols: 80,
+        cell_width: 10,
+        cell_height: 20,
+    };
+    let pty = tty::new(&options, window, 0).unwrap_or_else(|e| {
+        eprintln!("anchor: pty: {e}");
+        std::process::exit(1);
+    });
+    let event_loop = EventLoop::new(Arc::clone(&term), VoidListener, pty, true, false)
+        .unwrap_or_else(|e| {
+            eprintln!("anchor: event loop: {e}");
+            std::process::exit(1);
+        });
+    if event_loop.spawn().join().is_err() {
+        eprintln!("anchor: the event loop panicked");
+        std::process::exit(1);
+    }
+    let cursor = term.lock().grid().cursor.point;
+    println!("cursor {} {}", cursor.line.0, cursor.column.0);
 }
