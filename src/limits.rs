@@ -218,8 +218,9 @@ pub const DAEMON_IDLE_EXIT: Duration = Duration::from_secs(30);
 /// The size of one cell in pixels, as ptybroker's terminals report it in
 /// their window size (TIOCGWINSZ's pixel fields) and as mouse reports in
 /// pixels (SGR-Pixels, mode 1016) count: a nominal 10 by 20, so that a
-/// program maps a pixel back to its cell by dividing.
-pub const CELL_PIXELS: (u16, u16) = (10, 20);
+/// program maps a pixel back to its cell by dividing. The emulator's
+/// answers to `CSI 14 t` and `CSI 16 t` say the same (it is defined there).
+pub const CELL_PIXELS: (u16, u16) = crate::vt::CELL_PIXELS;
 
 /// Remote hosts (`--host`): how long ssh may take to reach a host
 /// (OpenSSH's ConnectTimeout), and the keep-alive that notices a lost

@@ -77,11 +77,44 @@ impl Term {
                 let s = format!("\x1b[8;{};{}t", self.rows, self.cols);
                 self.answer(s.as_bytes());
             }
+            // The text area and a cell, in pixels (image tools size their
+            // output by these), as the window size given to the PTY says.
+            ([], b't') if p.get(0) == 14 => {
+                let (w, h) = crate::CELL_PIXELS;
+                let (w, h) = (usize::from(w), usize::from(h));
+                let s = format!("\x1b[4;{};{}t", self.rows * h, self.cols * w);
+                self.answer(s.as_bytes());
+            }
+            ([], b't') if p.get(0) == 16 => {
+                let (w, h) = crate::CELL_PIXELS;
+                self.answer(format!("\x1b[6;{h};{w}t").as_bytes());
+            }
             ([], b't') if matches!(p.get(0), 22 | 23) && p.get(1) <= 2 => {
                 self.title_stack(p.get(0) == 22, p.get(1));
             }
             _ => {}
         }
+    }
+
+    /// The answer to DECRQSS (`DCS $ q Pt ST`) for the setting `name`:
+    /// `DCS 1 $ r <setting> ST` for those known (SGR, DECSTBM, DECSCUSR,
+    /// DECSCL), `DCS 0 $ r ST` for any other, as xterm answers.
+    pub(crate) fn report_setting(&mut self, name: &[u8]) {
+        let setting = match name {
+            b"m" => {
+                let sgr = super::render::sgr(&self.pen.style());
+                format!("{}m", &sgr[2..sgr.len() - 1])
+            }
+            b"r" => format!("{};{}r", self.top + 1, self.bottom + 1),
+            b" q" => format!("{} q", self.cursor_shape),
+            // The conformance level DA reports (VT220), 7-bit controls.
+            b"\"p" => "62;1\"p".to_string(),
+            _ => {
+                self.answer(b"\x1bP0$r\x1b\\");
+                return;
+            }
+        };
+        self.answer(format!("\x1bP1$r{setting}\x1b\\").as_bytes());
     }
 
     fn device_status(&mut self, what: u16) {

@@ -34,6 +34,11 @@ mod screen;
 mod term;
 
 pub use cell::{width, Color, Run, Style};
+
+/// The size of one cell in pixels (width, height) as the terminal reports
+/// it (`CSI 14 t`, `CSI 16 t`): a nominal 10 by 20, the same the session's
+/// window size and mouse reports in pixels use.
+pub const CELL_PIXELS: (u16, u16) = (10, 20);
 pub use perform::palette;
 pub use render::sgr;
 pub use screen::{Cursor, CursorShape, Modes, MouseEncoding, MouseTracking, Screen};

@@ -607,10 +607,12 @@ impl Parser {
     fn anywhere<P: Perform>(&mut self, perf: &mut P, b: u8) -> bool {
         match b {
             0x18 | 0x1a => {
+                // The control first: it cancels the string, which the
+                // performer may then leave unanswered.
+                perf.execute(b);
                 if self.state == State::DcsPassthrough {
                     perf.unhook();
                 }
-                perf.execute(b);
                 self.state = State::Ground;
                 true
             }

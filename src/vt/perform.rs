@@ -3,7 +3,7 @@
 
 use super::charset::Charset;
 use super::parser::{Params, Perform};
-use super::term::Term;
+use super::term::{Term, DECRQSS_NAME};
 
 /// Longest title kept, in bytes.
 const MAX_TITLE: usize = 1024;
@@ -136,6 +136,8 @@ impl Perform for Term {
             0x0d => self.carriage_return(),
             0x0e => self.gl = 1,
             0x0f => self.gl = 0,
+            // CAN and SUB cancel a device control string being read.
+            0x18 | 0x1a => self.decrqss = None,
             _ => {}
         }
     }
@@ -172,6 +174,26 @@ impl Perform for Term {
                 }
             }
             _ => {}
+        }
+    }
+
+    fn hook(&mut self, _params: &Params, intermediates: &[u8], ignore: bool, action: u8) {
+        // DECRQSS is the one device control string the terminal answers.
+        self.decrqss = (!ignore && intermediates == b"$" && action == b'q').then(Vec::new);
+    }
+
+    fn put(&mut self, byte: u8) {
+        if let Some(name) = &mut self.decrqss {
+            // One byte past the longest name marks it unknown.
+            if name.len() <= DECRQSS_NAME {
+                name.push(byte);
+            }
+        }
+    }
+
+    fn unhook(&mut self) {
+        if let Some(name) = self.decrqss.take() {
+            self.report_setting(&name);
         }
     }
 

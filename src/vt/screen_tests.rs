@@ -491,11 +491,34 @@ fn answers() {
 }
 
 #[test]
+fn pixel_sizes_and_settings_are_reported() {
+    let mut s = screen(10, 5, b"\x1b[14t\x1b[16t");
+    assert_eq!(s.take_answers(), b"\x1b[4;100;100t\x1b[6;20;10t");
+    // DECRQSS: the pen, the scroll region, the cursor shape, the
+    // conformance level; anything else is answered as unknown.
+    s.feed(b"\x1b[1;4:3;38;5;200;42m\x1b[2;4r\x1b[5 q");
+    s.feed(b"\x1bP$qm\x1b\\\x1bP$qr\x1b\\\x1bP$q q\x1b\\\x1bP$q\"p\x1b\\");
+    assert_eq!(
+        String::from_utf8(s.take_answers()).unwrap_or_default(),
+        "\x1bP1$r0;1;4:3;38;5;200;42m\x1b\\\x1bP1$r2;4r\x1b\\\x1bP1$r5 q\x1b\\\x1bP1$r62;1\"p\x1b\\"
+    );
+    s.feed(b"\x1bP$qx\x1b\\\x1bP$qmmmmmmmm\x1b\\");
+    assert_eq!(s.take_answers(), b"\x1bP0$r\x1b\\\x1bP0$r\x1b\\");
+    // A request cancelled by CAN, or another device control string, gets
+    // no answer.
+    s.feed(b"\x1bP$qm\x18\x1bP+q544e\x1b\\\x1bPq#0\x1b\\");
+    assert!(s.take_answers().is_empty());
+    // SGR 0 reads back as the plain reset.
+    s.feed(b"\x1b[m\x1bP$qm\x1b\\");
+    assert_eq!(s.take_answers(), b"\x1bP1$r0m\x1b\\");
+}
+
+#[test]
 fn unsupported_queries_are_not_answered() {
     let mut s = screen(
         10,
         5,
-        b"\x1b[?u\x1b[=c\x1bP+q544e\x1b\\\x1b[14t\x1b]52;c;?\x07",
+        b"\x1b[?u\x1b[=c\x1bP+q544e\x1b\\\x1b[15t\x1b]52;c;?\x07",
     );
     assert!(s.take_answers().is_empty());
 }

@@ -66,6 +66,9 @@ pub(crate) struct Term {
     pub last_char: Option<char>,
     /// DECSCUSR's parameter (`CSI n SP q`, 0..=6): the cursor's shape.
     pub cursor_shape: u8,
+    /// A DECRQSS request being read (`DCS $ q Pt ST`): the setting's name
+    /// so far, at most [`DECRQSS_NAME`] bytes (`None` when no request).
+    pub decrqss: Option<Vec<u8>>,
     /// How often the cursor went back up the screen or the screen was
     /// cleared: a program repainting what it drew, rather than adding to it.
     pub rewinds: u64,
@@ -108,6 +111,7 @@ impl Term {
             tabs: default_tabs(cols),
             title: String::new(),
             icon_title: String::new(),
+            decrqss: None,
             titles: Vec::new(),
             answers: Vec::new(),
             last_char: None,
@@ -881,6 +885,10 @@ impl Term {
 
 /// Titles XTWINOPS 22 keeps (xterm's depth); a deeper push is ignored.
 const TITLE_STACK: usize = 10;
+
+/// The longest setting name a DECRQSS request is read for (the known ones
+/// are one or two bytes); a longer one is answered as unknown.
+pub(crate) const DECRQSS_NAME: usize = 4;
 
 /// Rotate rows `top..=bottom` of the grid left by `n` (the first `n` move
 /// to the end) with three reversals, i.e. row swaps. A slice's `rotate_*`
