@@ -6,6 +6,7 @@
 //! on the screen (0x9B inside ě is part of the character, not C1 CSI).
 
 use crate::vt::parser::{Params, Parser, Perform};
+use crate::vt::Charset;
 
 /// Remove escape sequences (CSI, OSC, DCS/APC/PM/SOS strings, two-byte
 /// escapes), carriage returns and other control characters except `\n` and
@@ -304,6 +305,10 @@ struct Lines {
     alt: bool,
     /// A switch of screens was seen.
     switched: bool,
+    /// G0-G3 and the one invoked (GL), as the terminal keeps them: line
+    /// drawing (`ESC ( 0`) shows as the terminal draws it.
+    charsets: [Charset; 4],
+    gl: usize,
 }
 
 impl Lines {
@@ -358,19 +363,27 @@ impl Lines {
 impl Perform for Lines {
     fn print(&mut self, c: char) {
         if !self.alt && !c.is_control() {
-            self.line.put(c);
+            // Only ASCII is remapped, as the terminal does.
+            let set = self.charsets[self.gl];
+            self.line.put(if c.is_ascii() { set.map(c) } else { c });
         }
     }
 
     fn print_ascii(&mut self, s: &[u8]) {
         if !self.alt {
+            let set = self.charsets[self.gl];
             for &b in s {
-                self.line.put(char::from(b));
+                self.line.put(set.map(char::from(b)));
             }
         }
     }
 
     fn execute(&mut self, byte: u8) {
+        match byte {
+            0x0e => self.gl = 1,
+            0x0f => self.gl = 0,
+            _ => {}
+        }
         if self.alt {
             return;
         }
@@ -417,6 +430,20 @@ impl Perform for Lines {
         };
         if !self.alt && !ignore && across {
             self.repaints = true;
+        }
+        if ignore {
+            return;
+        }
+        match (intermediates, byte) {
+            ([i @ (b'(' | b')' | b'*' | b'+')], f) => {
+                if let Some(set) = Charset::from_final(f) {
+                    self.charsets[usize::from(i - b'(')] = set;
+                }
+            }
+            ([], b'n') => self.gl = 2,
+            ([], b'o') => self.gl = 3,
+            ([], b'c') => (self.charsets, self.gl) = Default::default(),
+            _ => {}
         }
     }
 }
@@ -712,6 +739,20 @@ mod tests {
             let pieces = strip_ansi(&all[..keep]) + &strip_ansi(&all[keep..]);
             assert_eq!(pieces, strip_ansi(all), "cut at {cut}");
         }
+    }
+
+    /// Line drawing (DEC special graphics, designated into G0 or invoked
+    /// from G1 with SO) reads as the terminal draws it.
+    #[test]
+    fn line_drawing_reads_as_drawn() {
+        let v = |b: &[u8]| line_view(b).text;
+        assert_eq!(
+            v(b"\x1b(0lqqk\r\nx  x\r\nmqqj\x1b(B ok\r\n"),
+            "\u{250c}\u{2500}\u{2500}\u{2510}\n\u{2502}  \u{2502}\n\u{2514}\u{2500}\u{2500}\u{2518} ok\n"
+        );
+        assert_eq!(v(b"\x1b)0a\x0eq\x0fq\x0eq\x1bcq"), "a\u{2500}q\u{2500}q");
+        // Only ASCII is remapped; the UK set has the pound sign.
+        assert_eq!(v("\x1b(0\u{e9}q\x1b(A#".as_bytes()), "\u{e9}\u{2500}\u{a3}");
     }
 
     /// Output that goes on from a line an earlier call showed (a prompt,

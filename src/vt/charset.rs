@@ -1,8 +1,11 @@
 //! Character sets a program can designate into G0-G3: DEC special graphics
 //! is what dialog and ncurses draw their boxes with.
 
+/// A character set a program designates (`ESC ( F` and the like) and
+/// invokes (SI, SO, LS2, LS3) for the characters it prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub(crate) enum Charset {
+pub enum Charset {
+    /// US ASCII (`ESC ( B`), and every set not known here.
     #[default]
     Ascii,
     /// DEC special graphics and line drawing (`ESC ( 0`).
@@ -25,6 +28,7 @@ impl Charset {
         }
     }
 
+    /// The character `c` prints as in this set.
     #[inline]
     pub fn map(self, c: char) -> char {
         match self {

@@ -34,6 +34,7 @@ mod screen;
 mod term;
 
 pub use cell::{width, Color, Run, Style};
+pub use charset::Charset;
 
 /// The size of one cell in pixels (width, height) as the terminal reports
 /// it (`CSI 14 t`, `CSI 16 t`): a nominal 10 by 20, the same the session's
