@@ -755,6 +755,20 @@ mod tests {
         assert_eq!(v("\x1b(0\u{e9}q\x1b(A#".as_bytes()), "\u{e9}\u{2500}\u{a3}");
     }
 
+    /// Combining marks stay with their characters whatever order the
+    /// cursor wrote them in, and move with deleted and inserted cells.
+    #[test]
+    fn combining_marks_follow_their_characters() {
+        let v = |b: &[u8]| line_view(b).text;
+        assert_eq!(v("ae\u{301}\ra\u{300}".as_bytes()), "a\u{300}e\u{301}");
+        // DCH at column 0, then ICH at column 0.
+        assert_eq!(
+            v("ab\u{301}c\u{300}\r\x1b[P".as_bytes()),
+            "b\u{301}c\u{300}"
+        );
+        assert_eq!(v("ab\u{301}\r\x1b[2@".as_bytes()), "  ab\u{301}");
+    }
+
     /// Output that goes on from a line an earlier call showed (a prompt,
     /// a line being typed): moves and edits land where the terminal put
     /// them, and the line is shown from where it was left, or whole if it

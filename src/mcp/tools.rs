@@ -710,6 +710,7 @@ fn close(ctx: &Ctx, m: &Map<String, Value>, _: &Arc<AtomicBool>, _: &mut Turn) -
     let a = Args::new(m, &["session_id", "force"])?;
     let (id, _) = a.session(ctx)?;
     let s = ctx.manager.stop(&id, a.bool("force")?).map_err(failed)?;
+    lock(&ctx.shown).remove(&id);
     Ok(json!({"session_id": id, "closed": true, "exit_code": exit_code(&s.status())}))
 }
 

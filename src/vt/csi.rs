@@ -106,7 +106,9 @@ impl Term {
                 format!("{}m", &sgr[2..sgr.len() - 1])
             }
             b"r" => format!("{};{}r", self.top + 1, self.bottom + 1),
-            b" q" => format!("{} q", self.cursor_shape),
+            // The default shape (0) is the blinking block, which xterm
+            // reports as 1.
+            b" q" => format!("{} q", self.cursor_shape.max(1)),
             // The conformance level DA reports (VT220), 7-bit controls.
             b"\"p" => "62;1\"p".to_string(),
             _ => {

@@ -76,7 +76,10 @@ pub trait Perform {
     fn hook(&mut self, _params: &Params, _intermediates: &[u8], _ignore: bool, _action: u8) {}
     /// One byte of a DCS string's data.
     fn put(&mut self, _byte: u8) {}
-    /// The end of a DCS string.
+    /// The end of a DCS string. When CAN or SUB cancels the string, the
+    /// performer gets that [`Perform::execute`] first, then this (unlike
+    /// the state diagram's exit-then-transition order, so that it can tell
+    /// a cancelled string from a finished one).
     fn unhook(&mut self) {}
 }
 

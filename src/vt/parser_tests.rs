@@ -161,6 +161,12 @@ fn dcs_is_hooked_and_strings_consumed() {
         parse(b"\x1bP1$qm\x1b\\"),
         ["hook:$q", "put:m", "unhook", "esc:\\"]
     );
+    // CAN (or SUB) cancels the string: the performer sees it before the
+    // string ends, so that it can drop what the string asked.
+    assert_eq!(
+        parse(b"\x1bP$qm\x18z"),
+        ["hook:$q", "put:m", "exec:18", "unhook", "print:z"]
+    );
     assert_eq!(
         parse(b"\x1b_apc\x1b\\\x1b^pm\x1b\\\x1bXsos\x1b\\z"),
         ["esc:\\", "esc:\\", "esc:\\", "print:z"]

@@ -492,8 +492,8 @@ fn answers() {
 
 #[test]
 fn pixel_sizes_and_settings_are_reported() {
-    let mut s = screen(10, 5, b"\x1b[14t\x1b[16t");
-    assert_eq!(s.take_answers(), b"\x1b[4;100;100t\x1b[6;20;10t");
+    let mut s = screen(12, 5, b"\x1b[14t\x1b[16t");
+    assert_eq!(s.take_answers(), b"\x1b[4;100;120t\x1b[6;20;10t");
     // DECRQSS: the pen, the scroll region, the cursor shape, the
     // conformance level; anything else is answered as unknown.
     s.feed(b"\x1b[1;4:3;38;5;200;42m\x1b[2;4r\x1b[5 q");
@@ -509,8 +509,8 @@ fn pixel_sizes_and_settings_are_reported() {
     s.feed(b"\x1bP$qm\x18\x1bP+q544e\x1b\\\x1bPq#0\x1b\\");
     assert!(s.take_answers().is_empty());
     // SGR 0 reads back as the plain reset.
-    s.feed(b"\x1b[m\x1bP$qm\x1b\\");
-    assert_eq!(s.take_answers(), b"\x1bP1$r0m\x1b\\");
+    s.feed(b"\x1b[m\x1b[0 q\x1bP$qm\x1b\\\x1bP$q q\x1b\\");
+    assert_eq!(s.take_answers(), b"\x1bP1$r0m\x1b\\\x1bP1$r1 q\x1b\\");
 }
 
 #[test]
