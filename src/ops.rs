@@ -465,6 +465,15 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
     let drew = |l: &text::LineView| l.text.chars().any(|c| !c.is_whitespace());
     let repaints = lines.as_ref().is_some_and(|l| l.repaints && drew(l));
     let moved_only = lines.as_ref().is_some_and(|l| l.repaints && !drew(l));
+    // The screen row (from 0) the output started on, the mark's line, when
+    // the output drew nothing above it (see `LineView::stays_below`) and
+    // that line is still on the screen.
+    let redrawn_from = lines
+        .as_ref()
+        .filter(|l| l.stays_below && repaints && !alt)
+        .and_then(|_| {
+            s.with_screen(|scr| usize::try_from(mark_line.checked_sub(scr.history_total())?).ok())
+        });
     let is_screen = match view {
         View::Auto => alt || repaints,
         View::Screen => true,
@@ -481,6 +490,18 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
         // Repainted on the primary screen: the lines that scrolled off
         // since the mark, then the screen; lossy only if the scrollback no
         // longer holds them all.
+        // Drawn only from the row the output started on down, by moves
+        // relative to it (ipython redrawing its input area): those rows.
+        _ if repaints && !alt && view == View::Auto && redrawn_from.is_some() => {
+            let first = redrawn_from.map_or(1, |row| row + 1);
+            let rows = screen(s, Selection::Range(first, usize::MAX), Format::Text, false);
+            let source = Source::Screen {
+                first,
+                history: false,
+                ansi: false,
+            };
+            (rows.text, 0, source, None)
+        }
         _ if repaints && !alt && view == View::Auto => {
             let (mut out, lost, first) = scrolled_since(s, mark_line);
             out.push_str(&screen(s, Selection::All, Format::Text, false).text);

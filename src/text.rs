@@ -59,6 +59,17 @@ pub struct LineView {
     /// alternate screen: lines cannot say what it drew; the rendered screen
     /// can.
     pub repaints: bool,
+    /// The output moved the cursor up no further than back to the row it
+    /// started on, and only by relative moves (a REPL such as ipython
+    /// redrawing its input area): the screen from that row down is all it
+    /// drew. False when it went above that row or anywhere absolute (a
+    /// clear, a cursor position, a scroll region, a saved cursor, the
+    /// alternate screen). Rows are counted by line feeds and moves only (the
+    /// view does not know the width): a line that wraps moves further down
+    /// than counted, so this can be false for output that stayed below,
+    /// never true for output that went above (but for a move down past the
+    /// bottom row, which the terminal stops short).
+    pub stays_below: bool,
 }
 
 /// A cell of [`line_view`]'s current line.
@@ -270,6 +281,9 @@ pub fn line_view_after(before: &[u8], bytes: &[u8]) -> LineView {
     let mut shown = String::new();
     // (One call of the parser for both: it is inlined where it is called.)
     for (part, new) in [(before, false), (bytes, true)] {
+        if new {
+            lines.down = Some(0);
+        }
         parser.advance(&mut lines, part);
         if new {
             break;
@@ -292,6 +306,7 @@ pub fn line_view_after(before: &[u8], bytes: &[u8]) -> LineView {
     LineView {
         text: out,
         repaints: lines.repaints,
+        stays_below: lines.down.is_some(),
     }
 }
 
@@ -305,6 +320,10 @@ struct Lines {
     alt: bool,
     /// A switch of screens was seen.
     switched: bool,
+    /// Rows the cursor is below where the output started, as counted (see
+    /// [`LineView::stays_below`]); `None` once it went above or anywhere
+    /// absolute.
+    down: Option<i64>,
     /// G0-G3 and the one invoked (GL), as the terminal keeps them: line
     /// drawing (`ESC ( 0`) shows as the terminal draws it.
     charsets: [Charset; 4],
@@ -312,7 +331,13 @@ struct Lines {
 }
 
 impl Lines {
+    /// The cursor moved `rows` down (up if negative); see [`Lines::down`].
+    fn vertical(&mut self, rows: i64) {
+        self.down = self.down.map(|d| d + rows).filter(|&d| d >= 0);
+    }
+
     fn switch_screens(&mut self, on: bool) {
+        self.down = None;
         if !self.switched && !on {
             // The first switch leaves the alternate screen: the output
             // began on it, and none of what came so far shows.
@@ -327,8 +352,15 @@ impl Lines {
     /// Apply CSI `action` to the line; true when it moves across lines or
     /// repaints.
     fn csi(&mut self, params: &Params, action: u8) -> bool {
-        let line = &mut self.line;
         let n = |default: u16| usize::from(params.get_or(0, default));
+        match action {
+            b'A' | b'F' => self.vertical(-(n(1) as i64)),
+            b'B' | b'e' | b'E' => self.vertical(n(1) as i64),
+            b'H' | b'f' | b'd' | b'S' | b'T' | b'L' | b'M' | b'r' | b's' | b'u' => self.down = None,
+            b'J' if n(0) != 0 => self.down = None,
+            _ => {}
+        }
+        let line = &mut self.line;
         match action {
             b'K' => match n(0) {
                 0 => line.truncate(line.col),
@@ -387,6 +419,9 @@ impl Perform for Lines {
         if self.alt {
             return;
         }
+        if matches!(byte, b'\n' | 0x0b | 0x0c) {
+            self.vertical(1);
+        }
         let line = &mut self.line;
         match byte {
             b'\n' => {
@@ -430,6 +465,11 @@ impl Perform for Lines {
         };
         if !self.alt && !ignore && across {
             self.repaints = true;
+            match byte {
+                b'M' if intermediates.is_empty() => self.vertical(-1),
+                b'D' | b'E' if intermediates.is_empty() => self.vertical(1),
+                _ => self.down = None,
+            }
         }
         if ignore {
             return;
@@ -753,6 +793,31 @@ mod tests {
         assert_eq!(v(b"\x1b)0a\x0eq\x0fq\x0eq\x1bcq"), "a\u{2500}q\u{2500}q");
         // Only ASCII is remapped; the UK set has the pound sign.
         assert_eq!(v("\x1b(0\u{e9}q\x1b(A#".as_bytes()), "\u{e9}\u{2500}\u{a3}");
+    }
+
+    /// Output that never went above its first row, nor anywhere absolute.
+    #[test]
+    fn output_that_stays_below_its_first_row() {
+        let below = |b: &[u8]| line_view(b).stays_below;
+        assert!(below(b"a\r\nb\r\n"));
+        assert!(below(b"a\r\nb\r\n\x1b[2Ac\x1b[J\r\n"));
+        assert!(below(b"x\n\x1bM\x1bD\x1bE\x1b[B\x1b[3F"));
+        assert!(!below(b"x\n\x1bM\x1bD\x1bE\x1b[B\x1b[4F"));
+        assert!(!below(b"x\x1b[A"));
+        assert!(!below(b"\n\n\x1b[3A\n"));
+        assert!(!below(b"\x1b[B\x1bM\x1bM"));
+        for absolute in [
+            &b"\n\x1b[H"[..],
+            b"\x1b[2J",
+            b"\x1b7\n",
+            b"\x1b[5;9r",
+            b"\x1b[?1049h\x1b[?1049l",
+        ] {
+            assert!(!below(absolute), "{absolute:?}");
+        }
+        // Counted from the start of the new output, not of the line
+        // before it.
+        assert!(line_view_after(b"$ ", b"ls\r\nfile\r\n\x1b[2A$ ").stays_below);
     }
 
     /// Combining marks stay with their characters whatever order the

@@ -825,6 +825,27 @@ fn step_prints_lines_as_the_terminal_shows_them() {
         );
     }
     assert!(lines(&out).contains(&"X2"), "{out:?}");
+    // Output that goes back up only as far as the line it started on (a
+    // REPL such as ipython redrawing its input area) shows the rows from
+    // there down, not the whole screen again.
+    let out = step("printf 'a\\nb\\n\\e[2Ac\\e[J\\n'");
+    let got = lines(&out);
+    assert_eq!(got.len(), 3, "{out:?}");
+    assert!(
+        got[0].ends_with("printf 'a\\nb\\n\\e[2Ac\\e[J\\n'"),
+        "{out:?}"
+    );
+    assert_eq!(got[1], "c", "{out:?}");
+    assert!(!out.contains("X2"), "{out:?}");
+    // So does a command line that wrapped (the terminal moved down without
+    // a line feed): nothing of it is lost.
+    let pad = "y".repeat(100);
+    let out = step(&format!("printf 'a\\nb\\n\\e[2Ac\\e[J\\n' # {pad}"));
+    let got = lines(&out);
+    assert_eq!(got.len(), 4, "{out:?}");
+    assert!(got[0].contains("printf 'a"), "{out:?}");
+    assert_eq!(out.matches('y').count(), 100, "{out:?}");
+    assert_eq!(got[2], "c", "{out:?}");
     sb.run(&["kill-session", "--session", "b"]).ok();
 }
 

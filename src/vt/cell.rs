@@ -148,6 +148,10 @@ impl From<Style> for Pen {
 pub(crate) const WIDE: u16 = 1;
 /// The right half of a wide character: holds no text of its own.
 pub(crate) const SPACER: u16 = 2;
+/// A blank at the end of a wrapped row, left there because the wide
+/// character that came next did not fit (xterm's and alacritty's wrap
+/// spacer): not text, so reflow does not join it back as a space.
+pub(crate) const WRAP_PAD: u16 = 4;
 
 /// One grid cell: a character and how it is drawn. Combining marks live
 /// beside the row (they are rare), flagged by nothing here.
@@ -235,6 +239,11 @@ impl Cell {
 
     pub fn is_spacer(&self) -> bool {
         self.flags & SPACER != 0
+    }
+
+    /// A [`WRAP_PAD`] blank.
+    pub fn is_pad(&self) -> bool {
+        self.flags & WRAP_PAD != 0
     }
 }
 

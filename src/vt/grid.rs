@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use super::cell::{char_width, glyph, glyph_len, Cell, Pen, SPACER, WIDE};
+use super::cell::{char_width, glyph, glyph_len, Cell, Pen, SPACER, WIDE, WRAP_PAD};
 use crate::blocks::Blocks;
 
 /// Most combining marks kept on one cell; a flood of them is dropped.
@@ -339,10 +339,29 @@ impl Row {
     /// Cells up to the last one that is not a default blank.
     pub fn trimmed_len(&self) -> usize {
         let mut n = self.extent().min(self.cells.len());
-        while n > 0 && self.cells[n - 1] == Cell::BLANK && !self.has_mark(n - 1) {
+        while n > 0 && is_blank_cell(&self.cells[n - 1]) && !self.has_mark(n - 1) {
             n -= 1;
         }
         n
+    }
+
+    /// The row wraps before a wide character that did not fit in its last
+    /// column: a blank there becomes a [`WRAP_PAD`] (text there stays).
+    pub fn pad_wrap(&mut self, cols: usize) {
+        let last = cols - 1;
+        if self.cells_for_text(cols)[last] != Cell::BLANK || self.has_mark(last) {
+            return;
+        }
+        self.leave_plain();
+        self.cells[last].flags = WRAP_PAD;
+        self.text_put(last, cols, b" ");
+        self.touch(cols, false, false);
+    }
+
+    /// Whether the row wrapped before a wide character, leaving a
+    /// [`WRAP_PAD`] in its last column.
+    pub fn wrap_padded(&self) -> bool {
+        self.wrapped && self.cells.last().is_some_and(Cell::is_pad)
     }
 
     /// Columns up to the end of [`Row::text`]: past the last cell that is
@@ -453,6 +472,12 @@ impl Row {
     }
 }
 
+/// A default blank, or a [`WRAP_PAD`] (a blank that is not even text).
+#[inline]
+pub(crate) fn is_blank_cell(c: &Cell) -> bool {
+    Cell { flags: 0, ..*c } == Cell::BLANK && c.flags & !WRAP_PAD == 0
+}
+
 /// A row of the scrollback on its own: text plus style runs, trailing blanks
 /// trimmed. The history itself keeps lines end to end in [`Scrollback`];
 /// this is the form it hands out and takes back (reading, reflow).
@@ -467,6 +492,9 @@ pub(crate) struct Line {
     /// cell has the default pen.
     runs: Box<[(u16, Pen)]>,
     pub wrapped: bool,
+    /// It wrapped before a wide character that did not fit its last
+    /// column (see [`Row::wrap_padded`]; trimmed away like any blank).
+    pub padded: bool,
 }
 
 /// `text` without its trailing spaces (a row's trailing default blanks).
@@ -671,6 +699,16 @@ impl Line {
         String::from_utf8_lossy(&self.text)
     }
 
+    /// The line as a row of `cols` cells again (its pad too).
+    pub fn row(&self, cols: usize) -> Row {
+        let mut r = self.to_row();
+        r.set_width(cols);
+        if self.padded && self.wrapped {
+            r.pad_wrap(cols);
+        }
+        r
+    }
+
     /// The cells this line was made from (trimmed), and its marks.
     pub fn to_row(&self) -> Row {
         let mut row = Row {
@@ -736,17 +774,21 @@ impl Line {
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
     text: u32,
-    /// The runs' offset in the low 31 bits; the top bit is `wrapped`.
+    /// The runs' offset in the low 30 bits; the top bit is `wrapped`, the
+    /// next `padded` (see [`Line`]).
     runs: u32,
 }
 
 const WRAPPED: u32 = 1 << 31;
+const PADDED: u32 = 1 << 30;
+/// The bits of [`Slot::runs`] that are the offset.
+const RUNS_OFFSET: u32 = PADDED - 1;
 
 /// Most text bytes and runs the rings hold, whatever the line limit: keeps
 /// the offsets of [`Slot`] exact (far above 10,000 lines of 1000 columns
 /// of plain text).
 const MAX_TEXT: usize = 1 << 31;
-const MAX_RUNS: usize = 1 << 30;
+const MAX_RUNS: usize = 1 << 29;
 
 /// The primary screen's history: a bounded queue of lines, oldest first.
 ///
@@ -788,14 +830,14 @@ impl Scrollback {
         if let Some(text) = row.kept_text() {
             // Kept while it was written: a copy, not an encoding.
             let text = trim_spaces(text);
-            let slot = self.make_room(text.len(), 0, row.wrapped);
+            let slot = self.make_room(text.len(), 0, row);
             self.text.extend_from_slice(text);
             self.lines.push(slot);
             self.pushed += 1;
             return;
         }
         let len = Line::encode(row, &mut self.scratch);
-        let slot = self.make_room(len, self.scratch.runs.len(), row.wrapped);
+        let slot = self.make_room(len, self.scratch.runs.len(), row);
         let Scratch { text, runs } = &self.scratch;
         self.text.extend_from_slice(&text[..len]);
         self.runs.extend_from_slice(runs);
@@ -821,7 +863,7 @@ impl Scrollback {
         let n = row.trimmed_len();
         // Cells from `n` on are blank already (trimmed, or past the extent).
         // The bytes go straight into the ring (no scratch, no copy).
-        let slot = self.make_room(n, 0, row.wrapped);
+        let slot = self.make_room(n, 0, row);
         let cells = &mut row.cells[..n];
         self.text.extend_exact(cells.iter().map(|c| c.glyph as u8));
         blank_cells(cells);
@@ -832,18 +874,18 @@ impl Scrollback {
         row.erased = false;
     }
 
-    /// Where line `i`'s text and runs are in the rings, and whether it
-    /// wrapped.
+    /// Where line `i`'s text and runs are in the rings, and its
+    /// [`WRAPPED`] and [`PADDED`] bits.
     #[inline]
-    fn place(&self, i: usize) -> Option<(Range<usize>, Range<usize>, bool)> {
+    fn place(&self, i: usize) -> Option<(Range<usize>, Range<usize>, u32)> {
         let s = self.lines.get(i)?;
         let text = |s: Slot| s.text.wrapping_sub(self.text_base) as usize;
-        let runs = |s: Slot| (s.runs.wrapping_sub(self.runs_base) & !WRAPPED) as usize;
+        let runs = |s: Slot| (s.runs.wrapping_sub(self.runs_base) & RUNS_OFFSET) as usize;
         let (text_end, runs_end) = match self.lines.get(i + 1) {
             Some(next) => (text(next), runs(next)),
             None => (self.text.len(), self.runs.len()),
         };
-        Some((text(s)..text_end, runs(s)..runs_end, s.runs & WRAPPED != 0))
+        Some((text(s)..text_end, runs(s)..runs_end, s.runs))
     }
 
     fn pop_front(&mut self) {
@@ -856,13 +898,13 @@ impl Scrollback {
         self.text.drop_front(text);
         self.runs.drop_front(runs);
         self.text_base = self.text_base.wrapping_add(text as u32);
-        self.runs_base = self.runs_base.wrapping_add(runs as u32) & !WRAPPED;
+        self.runs_base = self.runs_base.wrapping_add(runs as u32) & RUNS_OFFSET;
     }
 
     /// Drop the oldest lines until a line of `text` bytes and `runs` runs
-    /// fits, and return the slot of that line, to push after its text and
-    /// runs are appended.
-    fn make_room(&mut self, text: usize, runs: usize, wrapped: bool) -> Slot {
+    /// fits, and return the slot of `row`'s line, to push after its text
+    /// and runs are appended.
+    fn make_room(&mut self, text: usize, runs: usize, row: &Row) -> Slot {
         while !self.lines.is_empty()
             && (self.lines.len() >= self.limit
                 || self.text.len() + text > MAX_TEXT
@@ -872,8 +914,9 @@ impl Scrollback {
         }
         Slot {
             text: self.text_base.wrapping_add(self.text.len() as u32),
-            runs: (self.runs_base.wrapping_add(self.runs.len() as u32) & !WRAPPED)
-                | if wrapped { WRAPPED } else { 0 },
+            runs: (self.runs_base.wrapping_add(self.runs.len() as u32) & RUNS_OFFSET)
+                | if row.wrapped { WRAPPED } else { 0 }
+                | if row.wrap_padded() { PADDED } else { 0 },
         }
     }
 
@@ -889,11 +932,12 @@ impl Scrollback {
 
     /// History line `i` (0 = oldest), copied out.
     pub fn get(&self, i: usize) -> Option<Line> {
-        let (text, runs, wrapped) = self.place(i)?;
+        let (text, runs, bits) = self.place(i)?;
         Some(Line {
             text: self.text.to_vec(text).into_boxed_slice(),
             runs: self.runs.to_vec(runs).into_boxed_slice(),
-            wrapped,
+            wrapped: bits & WRAPPED != 0,
+            padded: bits & PADDED != 0,
         })
     }
 

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use super::cell::{Cell, Pen};
-use super::grid::{Row, Scrollback};
+use super::grid::{is_blank_cell, Row, Scrollback};
 use super::term::Term;
 
 impl Term {
@@ -121,9 +121,7 @@ fn resize_rows(
         let mut pulled = 0;
         while pulled < want {
             let Some(line) = sb.pop_back() else { break };
-            let mut r = line.to_row();
-            r.set_width(cols);
-            grid.insert(0, r);
+            grid.insert(0, line.row(cols));
             pulled += 1;
         }
         crow += pulled;
@@ -160,7 +158,7 @@ fn reflow(
     let cursor_idx = history_len + cursor.0;
     let old_rows = history
         .into_iter()
-        .map(|l| l.to_row())
+        .map(|l| l.row(old_cols))
         .chain(grid.into_iter().take(last_used + 1));
 
     let mut logical: Vec<Logical> = Vec::new();
@@ -181,7 +179,10 @@ fn reflow(
             line.cursor = Some(base + cursor.1);
         }
         if row.wrapped {
+            // A pad is not text: the wide character after it follows on.
+            let end = old_cols - usize::from(row.wrap_padded());
             row.cells.resize(old_cols, Cell::BLANK);
+            row.cells.truncate(end);
         }
         line.marks
             .extend(row.marks.drain(..).map(|(c, m)| (base + c as usize, m)));
@@ -193,7 +194,7 @@ fn reflow(
     let mut new_cursor = (0, 0);
     for mut line in logical {
         let mut n = line.cells.len();
-        while n > 0 && line.cells[n - 1] == Cell::BLANK {
+        while n > 0 && is_blank_cell(&line.cells[n - 1]) {
             n -= 1;
         }
         line.cells.truncate(n);
@@ -202,8 +203,10 @@ fn reflow(
         let mut pos = 0;
         loop {
             let mut end = (pos + cols).min(n);
-            // Never split a wide character across rows.
-            if end < n && end > pos + 1 && line.cells[end - 1].is_wide() {
+            // Never split a wide character across rows: it goes on the
+            // next, and this row ends in a pad.
+            let padded = end < n && end > pos + 1 && line.cells[end - 1].is_wide();
+            if padded {
                 end -= 1;
             }
             let mut r = Row::new(cols);
@@ -231,6 +234,9 @@ fn reflow(
             starts.push(pos);
             pos = end;
             r.wrapped = pos < n;
+            if padded {
+                r.pad_wrap(cols);
+            }
             out.push(r);
             if pos >= n {
                 break;

@@ -660,6 +660,52 @@ fn resize_keeps_wide_characters_whole() {
     assert_eq!(rows(&s), ["ab中文", "字", ""]);
     s.resize(5, 3);
     assert_eq!(rows(&s), ["ab中", "文字", ""]);
+    // The column 中 left free is a pad, not a space: widening joins the
+    // line as it was printed.
+    s.resize(6, 3);
+    assert_eq!(rows(&s), ["ab中文", "字", ""]);
+    s.resize(20, 3);
+    assert_eq!(rows(&s), ["ab中文字", "", ""]);
+}
+
+/// A wide character that does not fit the last column wraps and leaves a
+/// pad there, which reflow drops, in the history as on the screen; a
+/// space the program printed there stays.
+#[test]
+fn a_wide_characters_pad_is_not_text_when_lines_reflow() {
+    let word = "日本語テキスト";
+    let text = format!("{word}{word}\r\n");
+    let mut s = screen(11, 8, text.as_bytes());
+    assert_eq!(rows(&s)[..3], ["日本語テキ", "スト日本語", "テキスト"]);
+    s.resize(40, 8);
+    assert_eq!(rows(&s)[0], format!("{word}{word}"));
+    for cols in [25, 11, 9, 40] {
+        s.resize(cols, 8);
+    }
+    assert_eq!(rows(&s)[0], format!("{word}{word}"));
+    // Through the history: printed at 11 columns on 2 rows, most of the
+    // line scrolls off; widening brings it back whole.
+    let mut s = screen(11, 2, format!("{word}{word}{word}\r\n$ ").as_bytes());
+    assert!(s.scrollback_len() >= 3);
+    s.resize(50, 2);
+    assert_eq!(s.scrollback_len(), 0);
+    assert_eq!(rows(&s), [format!("{word}{word}{word}").as_str(), "$"]);
+    // Lines pulled back from the history onto a taller screen keep their
+    // pads too.
+    let mut s = screen(11, 2, format!("{word}{word}\r\n$ ").as_bytes());
+    s.resize(11, 6);
+    s.resize(40, 6);
+    assert_eq!(rows(&s)[..2], [format!("{word}{word}").as_str(), "$"]);
+    // A space printed in the last column is text.
+    let mut s = screen(11, 4, "abcdefghij 日本\r\n".as_bytes());
+    assert_eq!(rows(&s)[..2], ["abcdefghij", "日本"]);
+    s.resize(40, 4);
+    assert_eq!(rows(&s)[0], "abcdefghij 日本");
+    // So is a character already there that the wrap left alone.
+    let mut s = screen(11, 4, "abcdefghijk\r\x1b[10C日本\r\n".as_bytes());
+    assert_eq!(rows(&s)[..2], ["abcdefghijk", "日本"]);
+    s.resize(40, 4);
+    assert_eq!(rows(&s)[0], "abcdefghijk日本");
 }
 
 #[test]

@@ -200,8 +200,10 @@ impl Term {
             if self.cols < 2 {
                 return;
             }
-            // A wide character never straddles the margin.
+            // A wide character never straddles the margin: the last
+            // column is left as a pad (see `WRAP_PAD`).
             if self.autowrap {
+                self.grid[self.row].pad_wrap(self.cols);
                 self.grid[self.row].wrapped = true;
                 self.linefeed_only();
                 self.col = 0;
