@@ -438,6 +438,7 @@ fn line_before(s: &Session, at: u64) -> Vec<u8> {
 pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: View) -> StepResult {
     let chunk = output(s, s.mark(), usize::MAX);
     let mark_line = s.mark_line();
+    let mark_row = s.mark_row();
     s.set_mark(chunk.next);
     let cut = if chunk.dropped > 0 {
         whole_line_start(&chunk.data)
@@ -466,13 +467,16 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
     let repaints = lines.as_ref().is_some_and(|l| l.repaints && drew(l));
     let moved_only = lines.as_ref().is_some_and(|l| l.repaints && !drew(l));
     // The screen row (from 0) the output started on, the mark's line, when
-    // the output drew nothing above it (see `LineView::stays_below`) and
-    // that line is still on the screen.
+    // the output drew nothing above it (see `LineView::rows_down`), all of
+    // it is here (nothing dropped), and the cursor is at least as far below
+    // that row as counted (no move down was stopped short).
     let redrawn_from = lines
         .as_ref()
-        .filter(|l| l.stays_below && repaints && !alt)
-        .and_then(|_| {
-            s.with_screen(|scr| usize::try_from(mark_line.checked_sub(scr.history_total())?).ok())
+        .and_then(|l| l.rows_down)
+        .filter(|_| repaints && !alt && cut == 0 && chunk.dropped == 0)
+        .and_then(|down| {
+            let (row, cursor) = mark_row?;
+            (cursor >= row + down).then_some(row)
         });
     let is_screen = match view {
         View::Auto => alt || repaints,

@@ -381,6 +381,10 @@ struct State {
     mark_chars: u64,
     /// The screen line of the mark (see [`Session::mark_line`]).
     mark_line: u64,
+    /// `mark_line` is the line where the output after the mark begins: the
+    /// mark was set at the transcript's end, and the screen was not resized
+    /// since (see [`Session::mark_row`]).
+    mark_exact: bool,
     /// Transcript end when input was last written, and the last line of
     /// text that input held (see [`Session::last_input`]).
     input_at: u64,
@@ -595,6 +599,7 @@ impl Session {
                 mark: 0,
                 mark_chars: 0,
                 mark_line: 0,
+                mark_exact: false,
                 input_at: 0,
                 input_began: None,
                 input_echo: None,
@@ -767,7 +772,20 @@ impl Session {
         } else {
             scr.cursor().row
         };
+        let exact = !scr.is_alt_screen();
         st.mark_line = scr.history_total() + u64::from(row);
+        st.mark_exact = exact && offset == st.transcript.end();
+    }
+
+    /// The screen row (from 0) where the output after the mark began, and
+    /// the cursor's row now, when that is known exactly (the mark was set
+    /// where the output ended, and no resize has moved lines since) and the
+    /// row is still on the screen.
+    pub fn mark_row(&self) -> Option<(usize, usize)> {
+        let st = lock(&self.inner.state);
+        let row = st.mark_line.checked_sub(st.screen.history_total())?;
+        let cursor = usize::from(st.screen.cursor().row);
+        (st.mark_exact && row < u64::from(st.screen.rows())).then_some((row as usize, cursor))
     }
 
     /// The absolute line (see [`Screen::history_total`]) the cursor was on
@@ -988,6 +1006,8 @@ impl Session {
             return Err(exited());
         }
         st.screen.resize(cols, rows);
+        // Reflow moved the lines the mark counted.
+        st.mark_exact = false;
         self.inner.pty.set_size(cols, rows)?;
         self.inner.changed.notify_all();
         drop(st);

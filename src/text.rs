@@ -62,14 +62,16 @@ pub struct LineView {
     /// The output moved the cursor up no further than back to the row it
     /// started on, and only by relative moves (a REPL such as ipython
     /// redrawing its input area): the screen from that row down is all it
-    /// drew. False when it went above that row or anywhere absolute (a
-    /// clear, a cursor position, a scroll region, a saved cursor, the
-    /// alternate screen). Rows are counted by line feeds and moves only (the
-    /// view does not know the width): a line that wraps moves further down
-    /// than counted, so this can be false for output that stayed below,
-    /// never true for output that went above (but for a move down past the
-    /// bottom row, which the terminal stops short).
-    pub stays_below: bool,
+    /// drew; then how many rows below that row it left the cursor, as
+    /// counted. `None` when it went above that row or anywhere absolute (a
+    /// clear, a cursor position, a scroll region, a saved cursor, origin
+    /// mode, the alternate screen). Rows are counted by line feeds and moves
+    /// only (the view does not know the width): a line that wraps moves
+    /// further down than counted, so this can be `None` for output that
+    /// stayed below, never `Some` for output that went above, except by a
+    /// move down that the bottom row (or a scroll region's) stopped short:
+    /// then the cursor ends above the row counted, which the caller checks.
+    pub rows_down: Option<usize>,
 }
 
 /// A cell of [`line_view`]'s current line.
@@ -306,7 +308,7 @@ pub fn line_view_after(before: &[u8], bytes: &[u8]) -> LineView {
     LineView {
         text: out,
         repaints: lines.repaints,
-        stays_below: lines.down.is_some(),
+        rows_down: lines.down.and_then(|d| usize::try_from(d).ok()),
     }
 }
 
@@ -321,7 +323,7 @@ struct Lines {
     /// A switch of screens was seen.
     switched: bool,
     /// Rows the cursor is below where the output started, as counted (see
-    /// [`LineView::stays_below`]); `None` once it went above or anywhere
+    /// [`LineView::rows_down`]); `None` once it went above or anywhere
     /// absolute.
     down: Option<i64>,
     /// G0-G3 and the one invoked (GL), as the terminal keeps them: line
@@ -450,6 +452,19 @@ impl Perform for Lines {
         {
             self.switch_screens(action == b'h');
             return;
+        }
+        // DECCOLM clears and homes, DECOM homes, restoring the saved cursor
+        // moves it: across lines.
+        if intermediates == b"?"
+            && matches!(action, b'h' | b'l')
+            && params
+                .values()
+                .iter()
+                .any(|&p| matches!(p, 3 | 6) || (p == 1048 && action == b'l'))
+            && !self.alt
+        {
+            self.repaints = true;
+            self.down = None;
         }
         if !self.alt && intermediates.is_empty() {
             self.repaints |= self.csi(params, action);
@@ -798,7 +813,7 @@ mod tests {
     /// Output that never went above its first row, nor anywhere absolute.
     #[test]
     fn output_that_stays_below_its_first_row() {
-        let below = |b: &[u8]| line_view(b).stays_below;
+        let below = |b: &[u8]| line_view(b).rows_down.is_some();
         assert!(below(b"a\r\nb\r\n"));
         assert!(below(b"a\r\nb\r\n\x1b[2Ac\x1b[J\r\n"));
         assert!(below(b"x\n\x1bM\x1bD\x1bE\x1b[B\x1b[3F"));
@@ -817,7 +832,18 @@ mod tests {
         }
         // Counted from the start of the new output, not of the line
         // before it.
-        assert!(line_view_after(b"$ ", b"ls\r\nfile\r\n\x1b[2A$ ").stays_below);
+        assert_eq!(
+            line_view_after(b"$ ", b"ls\r\nfile\r\n\x1b[2A$ ").rows_down,
+            Some(0)
+        );
+        assert_eq!(
+            line_view(b"a\r\nb\r\n\x1b[2Ac\x1b[J\r\n").rows_down,
+            Some(1)
+        );
+        // Origin mode, DECCOLM and the saved cursor move across lines.
+        for moves in [&b"\x1b[?6hX\r\n\x1b[Ay"[..], b"\n\x1b[?3l", b"\x1b[?1048l"] {
+            assert!(!below(moves), "{moves:?}");
+        }
     }
 
     /// Combining marks stay with their characters whatever order the

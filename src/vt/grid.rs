@@ -372,7 +372,7 @@ impl Row {
             .rev()
             .find(|&i| {
                 self.cells[i].glyph != u32::from(b' ')
-                    || self.cells[i].flags != 0
+                    || self.cells[i].flags & !WRAP_PAD != 0
                     || self.has_mark(i)
             })
             .map_or(0, |i| i + 1)
@@ -803,7 +803,7 @@ pub(crate) struct Scrollback {
     lines: Blocks<Slot>,
     text: Blocks<u8>,
     runs: Blocks<(u16, Pen)>,
-    /// Stream offsets (modulo 2^32 and 2^31) of `text[0]` and `runs[0]`.
+    /// Stream offsets (modulo 2^32 and 2^30) of `text[0]` and `runs[0]`.
     text_base: u32,
     runs_base: u32,
     limit: usize,

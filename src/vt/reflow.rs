@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use super::cell::{Cell, Pen};
+use super::cell::{Cell, Pen, WRAP_PAD};
 use super::grid::{is_blank_cell, Row, Scrollback};
 use super::term::Term;
 
@@ -158,7 +158,15 @@ fn reflow(
     let cursor_idx = history_len + cursor.0;
     let old_rows = history
         .into_iter()
-        .map(|l| l.row(old_cols))
+        // (Only a padded line is made full width: the rest stay trimmed,
+        // which matters for 10,000 lines of history.)
+        .map(|l| {
+            if l.padded && l.wrapped {
+                l.row(old_cols)
+            } else {
+                l.to_row()
+            }
+        })
         .chain(grid.into_iter().take(last_used + 1));
 
     let mut logical: Vec<Logical> = Vec::new();
@@ -183,6 +191,10 @@ fn reflow(
             let end = old_cols - usize::from(row.wrap_padded());
             row.cells.resize(old_cols, Cell::BLANK);
             row.cells.truncate(end);
+        }
+        // A pad moved inside the row (by DCH) is only a blank now.
+        for c in &mut row.cells {
+            c.flags &= !WRAP_PAD;
         }
         line.marks
             .extend(row.marks.drain(..).map(|(c, m)| (base + c as usize, m)));

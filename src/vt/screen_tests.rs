@@ -701,6 +701,15 @@ fn a_wide_characters_pad_is_not_text_when_lines_reflow() {
     assert_eq!(rows(&s)[..2], ["abcdefghij", "日本"]);
     s.resize(40, 4);
     assert_eq!(rows(&s)[0], "abcdefghij 日本");
+    // A pad that DCH moved into the row is only a blank: it keeps its
+    // column through any number of reflows.
+    let mut s = screen(11, 4, format!("{word}\r\n").as_bytes());
+    s.feed(b"\x1b[H\x1b[2P");
+    s.resize(40, 4);
+    assert_eq!(rows(&s)[0], "本語テキ   スト");
+    s.resize(9, 4);
+    s.resize(40, 4);
+    assert_eq!(rows(&s)[0], "本語テキ   スト");
     // So is a character already there that the wrap left alone.
     let mut s = screen(11, 4, "abcdefghijk\r\x1b[10C日本\r\n".as_bytes());
     assert_eq!(rows(&s)[..2], ["abcdefghijk", "日本"]);
