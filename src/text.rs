@@ -490,15 +490,14 @@ impl Perform for Lines {
             return;
         }
         match (intermediates, byte) {
-            ([i @ (b'(' | b')' | b'*' | b'+')], f) => {
-                if let Some(set) = Charset::from_final(f) {
-                    self.charsets[usize::from(i - b'(')] = set;
-                }
-            }
             ([], b'n') => self.gl = 2,
             ([], b'o') => self.gl = 3,
             ([], b'c') => (self.charsets, self.gl) = Default::default(),
-            _ => {}
+            (i, f) => {
+                if let Some((g, set)) = Charset::designated(i, f) {
+                    self.charsets[g] = set;
+                }
+            }
         }
     }
 }

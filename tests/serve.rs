@@ -158,20 +158,29 @@ fn serve_tcp(sb: &mut Sandbox, extra: &[&str], env: &[(&str, &str)]) -> (usize, 
     (i, port)
 }
 
-/// Does process `pid` hold the socket listening on TCP `port` (per
-/// /proc/net/tcp and its fds)?
-fn listener_is(port: u16, pid: i32) -> bool {
+/// The sockets listening on TCP `port` (per /proc/net/tcp and tcp6): each
+/// one's local address (hex, as the table gives it) and inode.
+fn listening(port: u16) -> Vec<(String, String)> {
     let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default()
         + &std::fs::read_to_string("/proc/net/tcp6").unwrap_or_default();
     let want = format!(":{port:04X}");
-    let inodes: Vec<String> = table
+    table
         .lines()
         .skip(1)
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
+            // st 0A is LISTEN
             let listening = f.get(3) == Some(&"0A") && f.get(1).is_some_and(|a| a.ends_with(&want));
-            Some(format!("socket:[{}]", f.get(9)?)).filter(|_| listening)
+            Some((f.get(1)?.to_string(), f.get(9)?.to_string())).filter(|_| listening)
         })
+        .collect()
+}
+
+/// Does process `pid` hold the socket listening on TCP `port`?
+fn listener_is(port: u16, pid: i32) -> bool {
+    let inodes: Vec<String> = listening(port)
+        .into_iter()
+        .map(|(_, inode)| format!("socket:[{inode}]"))
         .collect();
     let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
         return false;
@@ -191,20 +200,9 @@ fn auth(c: &mut Rpc, token: &str) -> serde_json::Value {
 
 /// Is `port` listening on 127.0.0.1 only (per /proc/net/tcp)?
 fn listens_on_loopback_only(port: u16) -> bool {
-    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default()
-        + &std::fs::read_to_string("/proc/net/tcp6").unwrap_or_default();
-    let want = format!(":{port:04X}");
-    let local: Vec<String> = table
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            // st 0A is LISTEN
-            (f.get(3) == Some(&"0A") && f.get(1).is_some_and(|a| a.ends_with(&want)))
-                .then(|| f[1].to_string())
-        })
-        .collect();
-    !local.is_empty() && local.iter().all(|a| a == &format!("0100007F{want}"))
+    let local = listening(port);
+    let want = format!("0100007F:{port:04X}");
+    !local.is_empty() && local.iter().all(|(a, _)| *a == want)
 }
 
 #[test]

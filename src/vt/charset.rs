@@ -28,6 +28,19 @@ impl Charset {
         }
     }
 
+    /// The designation an `ESC` sequence with `intermediates` and final
+    /// byte `f` makes: which of G0-G3 gets which set (`ESC ( 0`: G0, line
+    /// drawing). The one reading of these for the emulator and the line
+    /// view.
+    pub fn designated(intermediates: &[u8], f: u8) -> Option<(usize, Charset)> {
+        match intermediates {
+            [i @ (b'(' | b')' | b'*' | b'+')] => {
+                Some((usize::from(i - b'('), Charset::from_final(f)?))
+            }
+            _ => None,
+        }
+    }
+
     /// The character `c` prints as in this set.
     #[inline]
     pub fn map(self, c: char) -> char {

@@ -168,12 +168,11 @@ impl Perform for Term {
             ([], b'n') => self.gl = 2,
             ([], b'o') => self.gl = 3,
             ([b'#'], b'8') => self.screen_alignment(),
-            ([i @ (b'(' | b')' | b'*' | b'+')], f) => {
-                if let Some(cs) = Charset::from_final(f) {
-                    self.charsets[usize::from(i - b'(')] = cs;
+            (i, f) => {
+                if let Some((g, cs)) = Charset::designated(i, f) {
+                    self.charsets[g] = cs;
                 }
             }
-            _ => {}
         }
     }
 
