@@ -99,6 +99,15 @@ pub fn pump(from: impl Read, to: &mut impl Write, max: usize, mut keep: impl FnM
     }
 }
 
+/// Whether nobody reads our stdout any more (a pipe whose reader closed says
+/// POLLERR, a socket or terminal POLLHUP): the stdio front ends' client has
+/// gone, not just finished writing.
+pub fn stdout_gone() -> bool {
+    use rustix::event::PollFlags;
+    let gone = crate::pty::ready_now(rustix::stdio::stdout(), PollFlags::empty());
+    gone.intersects(PollFlags::ERR | PollFlags::HUP)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,8 +5,9 @@
 //! The reading thread takes a numbered [`Turn`] for each request, keyed by
 //! the session it names; the request's own thread waits until the session's
 //! previous request has released its turn. A request releases its turn when
-//! it is done, or as soon as it starts to block (a wait), so that a `send`
-//! pipelined behind a wait can still produce what it waits for. A turn
+//! it is done; an MCP wait as soon as it starts to block, so that a call
+//! made beside it can still produce what it waits for (the driver's waits
+//! hold theirs: a script piped in runs in the order it reads). A turn
 //! dropped before it was waited for (the request was refused, or its thread
 //! never started) is skipped without blocking anyone.
 

@@ -82,8 +82,13 @@ fn start(sb: &Sandbox, session: &str, opts: &[&str], argv: &[&str], prompt: &str
 /// `step [TEXT] --json` with pty-prompt's defaults (500 ms quiet window,
 /// 10 s cap).
 fn step(sb: &Sandbox, session: &str, text: Option<&str>) -> Step {
+    step_with(sb, session, text.as_slice())
+}
+
+/// `step ARGS... --json` (text, `--key K`, `--no-enter`), as [`step`].
+fn step_with(sb: &Sandbox, session: &str, more: &[&str]) -> Step {
     let mut args = vec!["step", "--session", session, "--json"];
-    args.extend(text);
+    args.extend(more);
     let out = sb.run(&args).ok();
     let r: Value = serde_json::from_str(out.stdout.trim())
         .unwrap_or_else(|e| panic!("step --json is not JSON ({e}): {:?}", out.stdout));
@@ -182,8 +187,9 @@ fn baseline_bash() {
     );
 }
 
-#[test]
-fn baseline_ipython() {
+/// Whether `python3 -m IPython` can run (`.ci/run` installs it); says so
+/// when it cannot.
+fn ipython_importable() -> bool {
     let importable = Command::new("python3")
         .args(["-c", "import IPython"])
         .stderr(Stdio::null())
@@ -191,6 +197,13 @@ fn baseline_ipython() {
         .is_ok_and(|s| s.success());
     if !importable {
         eprintln!("IPython is not importable (pip install ipython); skipped");
+    }
+    importable
+}
+
+#[test]
+fn baseline_ipython() {
+    if !ipython_importable() {
         return;
     }
     let sb = Sandbox::new("ipy");
@@ -213,7 +226,86 @@ fn baseline_ipython() {
         let s = step(&sb, "ipy", Some(&format!("print('ANSWER-%d' % {n})")));
         assert_answered(&s, &format!("ANSWER-{n}"), &format!("ipython step {n}"));
     }
+    // `input()` blocks without the prompt's poll; once the line is read the
+    // poll is back, and the steps after it are answered as before. (With
+    // the prompt on the bottom row, as once the screen has filled.)
+    let s = step(&sb, "ipy", Some("print('\\n' * 40)"));
+    assert_not_capped(&s, "a screenful of blank lines");
+    let s = step(&sb, "ipy", Some("name = input('name? ')"));
+    assert!(s.output.contains("name? "), "input(): {s:?}");
+    assert_not_capped(&s, "input()");
+    let s = step(&sb, "ipy", Some("bob"));
+    assert!(
+        s.output.contains("In [6]"),
+        "the line read by input(): {s:?}"
+    );
+    assert_not_capped(&s, "the line read by input()");
+    for n in 7..=8 {
+        let s = step(&sb, "ipy", Some(&format!("print('ANSWER-%d' % {n})")));
+        assert_answered(
+            &s,
+            &format!("ANSWER-{n}"),
+            &format!("after input(), step {n}"),
+        );
+    }
     finish(&sb, "ipy");
+}
+
+/// ipython in vi mode idles on a 500 ms poll and, after Escape, waits its
+/// 500 ms ttimeoutlen on the same loop before it draws `[nav]`. Typed text
+/// must not hold a step until the cap (the poll's ticks are not a chain of
+/// awaits), and Escape must not return before `[nav]`.
+#[test]
+fn ipython_in_vi_mode() {
+    if !ipython_importable() {
+        return;
+    }
+    let sb = Sandbox::new("ipyvi");
+    // What ipython's poll shows when `start` settles varies with timing:
+    // three fresh sessions, each stepped straight after its `start`.
+    for n in 1..=3 {
+        let session = format!("vi{n}");
+        let dir = sb.work(&format!("ipython{n}"));
+        let env = format!("IPYTHONDIR={}", dir.display());
+        let started = sb.run(&[
+            "start",
+            "--session",
+            &session,
+            "--env",
+            &env,
+            "--",
+            "python3",
+            "-m",
+            "IPython",
+            "--no-banner",
+            "--TerminalInteractiveShell.editing_mode=vi",
+        ]);
+        assert!(started.stdout.contains("[ins] In [1]:"), "{started:?}");
+        let what = format!("ipython vi mode, session {n}");
+        // Calls come an agent's thinking apart, not back to back: the
+        // poll's phase at each call is anyone's.
+        let think = || std::thread::sleep(Duration::from_millis(150 * n));
+        think();
+        let typed = step_with(&sb, &session, &["--no-enter", &format!("x = {n}")]);
+        assert!(
+            typed.output.contains(&format!("x = {n}")),
+            "{what}: {typed:?}"
+        );
+        assert_not_capped(&typed, &what);
+        think();
+        let escaped = step_with(&sb, &session, &["--key", "Escape"]);
+        assert!(
+            escaped.output.contains("[nav]"),
+            "{what}: Escape returned before ipython left insert mode: {escaped:?}"
+        );
+        assert_not_capped(&escaped, &what);
+        let ran = step_with(&sb, &session, &["--key", "Enter"]);
+        assert!(ran.output.contains("In [2]"), "{what}: {ran:?}");
+        assert_not_capped(&ran, &what);
+        let s = step(&sb, &session, Some("print('ANSWER-%d' % (x + 40))"));
+        assert_answered(&s, &format!("ANSWER-{}", n + 40), &what);
+        finish(&sb, &session);
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -17,9 +17,8 @@ use crate::limits;
 use crate::manager;
 use crate::ops::{self, Format, Input, Selection, Settle};
 use crate::session::{Exit, Options, Reason, Session, Until};
-use crate::turns::Turn;
 
-type Handler = fn(&Driver, &Request, &mut Turn) -> Result<Value, DriverError>;
+type Handler = fn(&Driver, &Request) -> Result<Value, DriverError>;
 
 /// Every method, by name.
 const METHODS: &[(&str, Handler)] = &[
@@ -47,9 +46,9 @@ pub fn names() -> Vec<&'static str> {
     METHODS.iter().map(|(n, _)| *n).collect()
 }
 
-pub fn call(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, DriverError> {
+pub fn call(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     match METHODS.iter().find(|(n, _)| *n == req.method) {
-        Some((_, handler)) => handler(d, req, turn),
+        Some((_, handler)) => handler(d, req),
         None => Err(DriverError::invalid(format!(
             "unknown method {:?}",
             req.method
@@ -127,7 +126,7 @@ fn millis(d: Duration) -> u64 {
 
 // ---- the methods ------------------------------------------------------------
 
-fn launch(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
+fn launch(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     let p = &req.params;
     let argv = match p.get("command") {
         None | Some(Value::Null) => {
@@ -173,7 +172,7 @@ fn launch(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError>
     Ok(json!({"sessionId": name, "pid": s.pid(), "cols": cols, "rows": rows, "recording": record}))
 }
 
-fn status(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
+fn status(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     let s = session(d, req)?;
     let st = s.status();
     let (code, sig) = exit_fields(st.exit);
@@ -243,7 +242,7 @@ fn input_item(v: &Value, i: usize) -> Result<Input, DriverError> {
     }
 }
 
-fn send(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
+fn send(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     let inputs = match req.params.get("input") {
         Some(Value::Array(a)) if !a.is_empty() => {
             let mut inputs = Vec::with_capacity(a.len());
@@ -271,7 +270,7 @@ fn send(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
     Ok(json!({ "written": written }))
 }
 
-fn mouse(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
+fn mouse(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     let p = &req.params;
     let action: MouseAction = opt_str(p, "action")?
         .ok_or_else(|| DriverError::invalid("params.action is required: move, down, up or click"))?
@@ -309,7 +308,7 @@ fn mouse(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> 
     Ok(Value::Null)
 }
 
-fn wait_for_text(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, DriverError> {
+fn wait_for_text(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     let p = &req.params;
     let text = opt_str(p, "text")?;
     let regex = match opt_str(p, "regex")? {
@@ -329,7 +328,6 @@ fn wait_for_text(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, Dr
     };
     let timeout = ms(p, "timeoutMs", limits::DEFAULT_WAIT)?;
     let s = session(d, req)?;
-    turn.release();
     let until = Until {
         text: text.map(str::to_string),
         regex: regex.clone(),
@@ -372,7 +370,7 @@ fn completion(s: &Session, reason: Reason) -> &'static str {
     }
 }
 
-fn wait_for_idle(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, DriverError> {
+fn wait_for_idle(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     let p = &req.params;
     let how = Settle {
         quiet: ms(p, "settleMs", limits::DEFAULT_QUIET)?,
@@ -381,7 +379,6 @@ fn wait_for_idle(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, Dr
         silence_is_enough: true,
     };
     let s = session(d, req)?;
-    turn.release();
     let (reason, waited) = ops::settle(&s, how);
     match completion(&s, reason) {
         "deadline" => Err(DriverError::failed(format!(
@@ -393,10 +390,9 @@ fn wait_for_idle(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, Dr
     }
 }
 
-fn wait_for_exit(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, DriverError> {
+fn wait_for_exit(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     let timeout = ms(&req.params, "timeoutMs", limits::DEFAULT_WAIT)?;
     let s = session(d, req)?;
-    turn.release();
     let until = Until {
         exit: true,
         ..Until::default()
@@ -413,7 +409,7 @@ fn wait_for_exit(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, Dr
     Ok(json!({"exitCode": code, "signal": sig, "elapsedMs": millis(waited)}))
 }
 
-fn capture(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, DriverError> {
+fn capture(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     let p = &req.params;
     let how = Settle {
         quiet: ms(p, "settleMs", limits::DEFAULT_QUIET)?,
@@ -423,7 +419,6 @@ fn capture(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, DriverEr
     };
     let (ansi, svg) = (flag(p, "includeAnsi")?, flag(p, "includeSvg")?);
     let s = session(d, req)?;
-    turn.release();
     let (reason, waited) = ops::settle(&s, how);
     let reason = completion(&s, reason);
     let (frame, picture) = s.with_screen(|scr| {
@@ -450,7 +445,7 @@ fn capture(d: &Driver, req: &Request, turn: &mut Turn) -> Result<Value, DriverEr
     Ok(out)
 }
 
-fn logs(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
+fn logs(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     let max = opt_u64(&req.params, "maxLines")?;
     let s = session(d, req)?;
     let mut text = ops::history_text(&s);
@@ -460,7 +455,7 @@ fn logs(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
     Ok(json!({"text": text, "lines": text.lines().count()}))
 }
 
-fn recording(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
+fn recording(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     let p = &req.params;
     let path = opt_str(p, "path")?;
     // `action` may be left out: a path starts, no path stops.
@@ -503,14 +498,14 @@ fn recording(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverErr
     }
 }
 
-fn resize(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
+fn resize(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     let (cols, rows) = params::size(&req.params, None, None)?;
     let s = session(d, req)?;
     ops::resize(&s, cols, rows).map_err(|e| refused(req, e))?;
     Ok(json!({"cols": cols, "rows": rows}))
 }
 
-fn stop(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
+fn stop(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     let force = flag(&req.params, "force")?;
     let s = d.manager.stop(name(req), force).map_err(from_manager)?;
     // Finish a recording so that the file is complete when we answer.
@@ -519,7 +514,7 @@ fn stop(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
     Ok(json!({"sessionId": name(req), "exitCode": code, "signal": sig}))
 }
 
-fn shutdown(d: &Driver, req: &Request, _: &mut Turn) -> Result<Value, DriverError> {
+fn shutdown(d: &Driver, req: &Request) -> Result<Value, DriverError> {
     // The answers of requests waiting on those sessions go out first: the
     // shutdown answer is the last line.
     let stopped = d.close(true, 1);

@@ -5,20 +5,24 @@
 //! exactly one response or error line carrying the request's id. Every
 //! request runs on a thread of its own, so a `waitForText` or `capture` on
 //! one session never holds up another; stdout writes are serialised so that
-//! each answer stays one line. Requests naming the same session start in the
-//! order they were read (a pipelined `launch` then `send` works), and a wait
-//! lets the next request of its session start as soon as it begins to block.
+//! each answer stays one line. Requests naming the same session run one at a
+//! time in the order they were read, waits included, so a script piped in
+//! runs as it reads: a `send` after a `waitForText` goes once the text has
+//! appeared.
 //!
 //! The methods themselves live in [`methods`], one function each, and are a
 //! thin translation onto [`crate::ops`] and [`crate::session`].
 //!
-//! At end of input every session is killed at once, and the driver exits
-//! as soon as every request it read has been answered: a wait on a killed
-//! session answers as the program's end makes it answer, and a `launch`
-//! still starting has its program killed when it is done. `shutdown` does
-//! the same gracefully and answers last. Every request read gets exactly one
-//! answer: one still running [`limits::EXIT_ANSWER_WAIT`] after the sessions
-//! ended is answered with an error before the driver exits.
+//! At end of input the requests read are answered first, each within its
+//! own timeout (a script that pipes its requests in gets every answer);
+//! then every session is killed and the driver exits. If stdout closes too
+//! (the client has gone), or the longest of those timeouts has passed, the
+//! sessions are killed at once: a wait on a killed session answers as the
+//! program's end makes it answer, and a `launch` still starting has its
+//! program killed when it is done. `shutdown` ends the sessions gracefully
+//! at once and answers last. Every request read gets exactly one answer:
+//! one still running [`limits::EXIT_ANSWER_WAIT`] after the sessions ended
+//! is answered with an error before the driver exits.
 
 mod methods;
 mod params;
@@ -39,6 +43,7 @@ use crate::manager::Manager;
 use crate::session::Session;
 use crate::sync::{lock, Start};
 use crate::turns::{Turn, Turns};
+use crate::vecmap::VecMap;
 
 /// The protocol version in the hello line. Breaking changes increment it.
 pub const PROTOCOL_VERSION: u64 = 2;
@@ -199,6 +204,14 @@ struct Flight {
     next: u64,
     /// How many have finished: a closing driver looks again after each.
     finished: u64,
+    /// When the longest timeout of the requests read runs out (each
+    /// counted from when it can start: when it was read, or when the
+    /// session's requests before it are done): at end of input, the driver
+    /// answers them until then.
+    until: Option<Instant>,
+    /// By session: when the timeout of the last request read for it runs
+    /// out, counted so.
+    ends: VecMap<String, Instant>,
 }
 
 /// Everything the request threads share.
@@ -273,6 +286,24 @@ impl Driver {
             .collect();
         for t in stoppers {
             let _ = t.join();
+        }
+    }
+
+    /// At end of input: wait until every request read has been answered,
+    /// the longest of their own timeouts has passed, or nobody reads stdout
+    /// any more (looked at every [`crate::session::CANCEL_POLL`]).
+    fn answer_what_was_read(&self) {
+        let look = crate::session::CANCEL_POLL;
+        let mut f = lock(&self.flight);
+        while !f.pending.is_empty()
+            && f.until.is_some_and(|u| Instant::now() < u)
+            && !crate::lines::stdout_gone()
+        {
+            f = self
+                .finished
+                .wait_timeout(f, look)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 
@@ -383,15 +414,17 @@ impl Driver {
 /// Run one request on this thread, in its session's turn, and answer it.
 fn handle(driver: &Driver, req: Request, mut turn: Turn) {
     turn.wait();
-    let result = catch_unwind(AssertUnwindSafe(|| methods::call(driver, &req, &mut turn)))
-        .unwrap_or_else(|_| {
+    let result =
+        catch_unwind(AssertUnwindSafe(|| methods::call(driver, &req))).unwrap_or_else(|_| {
             Err(DriverError::failed(format!(
                 "internal error while handling {}; the driver is still running",
                 req.method
             )))
         });
-    turn.release();
+    // Answered before the session's next request starts: its answers come
+    // in the order read.
     driver.answer_once(req.serial, &answer(&req.id, result));
+    turn.release();
 }
 
 /// Decode one line as [`crate::lines::read_bounded_line`] read it
@@ -452,9 +485,20 @@ pub fn run() -> ! {
         };
         dispatch(driver, req);
     }
-    // End of input: the client has gone, and its sessions with it.
+    // End of input: what was asked is answered first, then the sessions end.
+    driver.answer_what_was_read();
     driver.close(false, 0);
     driver.exit_after(None);
+}
+
+/// How long `req` may take by its own params: its `timeoutMs` or
+/// `deadlineMs` (at most [`limits::MAX_WAIT`]), else the default wait.
+fn own_timeout(req: &Request) -> std::time::Duration {
+    ["timeoutMs", "deadlineMs"]
+        .iter()
+        .filter_map(|key| params::ms(&req.params, key, limits::DEFAULT_WAIT).ok())
+        .max()
+        .unwrap_or(limits::DEFAULT_WAIT)
 }
 
 /// Hand a request to a thread of its own.
@@ -482,6 +526,17 @@ fn dispatch(driver: &'static Driver, mut req: Request) {
         req.serial = f.next;
         f.next += 1;
         f.pending.push((req.serial, req.id.clone()));
+        // A request starts once the ones before it in its session are done.
+        let now = Instant::now();
+        let start = match &req.session {
+            Some(name) => f.ends.get(name.as_str()).map_or(now, |&e| e.max(now)),
+            None => now,
+        };
+        let until = start + own_timeout(&req);
+        if let Some(name) = &req.session {
+            f.ends.insert(name.clone(), until);
+        }
+        f.until = Some(f.until.map_or(until, |u| u.max(until)));
     }
     let turn = driver.turns.take(req.session.as_deref());
     let (id, serial) = (req.id.clone(), req.serial);

@@ -157,14 +157,6 @@ pub fn serve() -> io::Result<()> {
     Ok(())
 }
 
-/// Whether nobody reads stdout any more (a pipe whose reader closed says
-/// POLLERR, a socket or terminal POLLHUP).
-fn stdout_gone() -> bool {
-    use rustix::event::PollFlags;
-    let gone = crate::pty::ready_now(rustix::stdio::stdout(), PollFlags::empty());
-    gone.intersects(PollFlags::ERR | PollFlags::HUP)
-}
-
 /// Serve `input` as [`serve`] serves stdin, but with every call answered in
 /// turn on this thread, and return the lines written. For fuzzing and
 /// testing the decoder without threads or a terminal.
@@ -215,7 +207,7 @@ fn serve_on(input: &mut impl BufRead, out: Box<dyn Write + Send>, inline: bool) 
         if server.answering.drain(left.min(look)) || left.is_zero() {
             break;
         }
-        if !inline && stdout_gone() {
+        if !inline && crate::lines::stdout_gone() {
             for flag in lock(&server.inflight).values() {
                 flag.store(true, Ordering::Relaxed);
             }

@@ -125,10 +125,14 @@ pub struct Look {
 
 /// What a program was doing when a wait last settled: its foreground
 /// process group, and the timeout of its wait on the terminal (`None`:
-/// blocked with no timer). A later wait that finds the same group waiting
-/// with the same period (within [`SETTLE_TIMER_JITTER`]) finds it idle the
-/// way it idles (ipython's 500 ms poll); a group that idled without that
-/// timer and now waits on one is working through it (node's `await`).
+/// blocked with no timer and never seen idle on one; else the longest the
+/// group settled with, its period). A later wait that finds the same group waiting with that period
+/// (within [`SETTLE_TIMER_JITTER`]) finds it idle the way it idles
+/// (ipython's 500 ms poll); a group that idled blocked (or on a timer
+/// beyond [`SETTLE_TIMER_HORIZON`], housekeeping) and now waits on a timer
+/// is working through it (node's `await`). A group that idles on a shorter
+/// poll and now waits on another timer is judged as one seen for the first
+/// time: after any wake-up its poll shows what is left of its period.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Idle {
     pub pgid: i32,
@@ -246,6 +250,10 @@ pub struct Settler {
     /// A timer has been let run (or begun to) in this wait: a full-screen
     /// program gets only one.
     timer_used: bool,
+    /// When the last timer let run out for an Escape key runs out, less a
+    /// little for how late the look that saw it came: output from then on
+    /// is the key's answer, and the key's hold ends there.
+    escape_due: Option<Instant>,
     /// The chain of silent timers this wait has let run.
     chain: Option<TimerChain>,
     /// The screen's rewind count when the wait began.
@@ -281,6 +289,7 @@ impl Settler {
             waiting: None,
             timer: None,
             timer_used: false,
+            escape_due: None,
             chain: None,
             rewinds_at_start: start.rewinds,
             busy_at: None,
@@ -338,6 +347,23 @@ impl Settler {
         self.settled
     }
 
+    /// The idle timer to remember for `pgid`, which settled waiting on
+    /// `timer`. A loop that idles on a periodic tick shows the remainder of
+    /// the period when it wakes for something else (prompt_toolkit's 500
+    /// ms poll, seen at 6 ms right after it drew its prompt): the longest
+    /// the same group has settled with is its period.
+    ///
+    /// Settling blocked does not forget that period: ipython blocks in
+    /// `input()` without its poll, and once the line is read it polls
+    /// again, the way it idles, not the start of a chain of awaits.
+    fn idle_timer(&self, pgid: i32, timer: Option<Duration>) -> Option<Duration> {
+        let before = self.idle.filter(|i| i.pgid == pgid).and_then(|i| i.timer);
+        match (before, timer) {
+            (Some(before), Some(now)) => Some(before.max(now)),
+            (before, now) => now.or(before),
+        }
+    }
+
     fn look_at(&self, s: &Snapshot) -> Instant {
         let quiet_at = s.last_activity() + SETTLE_FIRST_LOOK;
         // Output since the last look (what a timer being let run out
@@ -367,7 +393,7 @@ impl Settler {
                 if verdict == Verdict::Settled {
                     self.settled = look.pgid.map(|pgid| Idle {
                         pgid,
-                        timer: wakes.timer,
+                        timer: self.idle_timer(pgid, wakes.timer),
                     });
                 }
                 verdict
@@ -464,11 +490,32 @@ impl Settler {
             // After an Escape key every short timer is the key's (vim waits
             // 25 ms, then its 100 ms ttimeoutlen): held as a chain, not as a
             // repainter's one timer per wait.
-            let escape = s.escape_pending && t <= SETTLE_TIMER_HORIZON && !idling;
+            // A timer of its idle period is the key's too, until output
+            // after a held timer has run out answers it: prompt_toolkit
+            // waits its 500 ms ttimeoutlen on the same poll it idles with,
+            // then draws `[nav]` and idles on that poll again. (Output
+            // before a held timer runs out is the rest of the echo; output
+            // after one need not be the answer: vim shows `^[` after 25
+            // ms, then waits its ttimeoutlen, a timer of another period.)
+            let answered = self.escape_due.is_some_and(|due| s.last_output >= due);
+            let escape = s.escape_pending && t <= SETTLE_TIMER_HORIZON && !(idling && answered);
             if escape || (!idling && !frame_drawn) {
                 let full_screen = full_screen && !escape;
-                let known = idle.is_some() && !full_screen;
-                if let Some(until) = self.hold(generation, t, known, full_screen, now) {
+                // Known to idle blocked (or on housekeeping beyond the
+                // horizon: V8's 8 s memory reducer): a timer now is work
+                // (see `hold`). One that idles on a short poll of its own
+                // shows any remainder of that period after a wake-up (an
+                // asyncio loop's next tick), so another timer tells
+                // nothing: it is judged as a program seen the first time.
+                let known = idle
+                    .is_some_and(|i| i.timer.map_or(true, |p| p > SETTLE_TIMER_HORIZON))
+                    && !full_screen;
+                if let Some(until) = self.hold(generation, t, known, full_screen, escape, now) {
+                    if escape {
+                        // The look came after the wait began: the timer
+                        // may run out a little before `until`.
+                        self.escape_due = Some(until - (t / 4).min(SETTLE_TIMER_JITTER));
+                    }
                     self.waiting = None;
                     self.next = Some(until);
                     return Verdict::LookAt(self.look_at(s));
@@ -518,13 +565,18 @@ impl Settler {
     ///
     /// - A timer seen before and not run out yet: until it does.
     /// - Run out, and the program waits again without a word (a re-arm): a
-    ///   program `known` to idle otherwise (it settled last time without
-    ///   this timer) is working through a chain of awaits: each is let run
+    ///   program `known` to idle blocked (it settled last time with no
+    ///   timer, or one beyond the horizon) is working through a chain of
+    ///   awaits: each is let run
     ///   out, as long as the wait lasts. Otherwise the same period again
     ///   (within [`SETTLE_TIMER_JITTER`]) is an idle periodic poll, and a
     ///   longer one (node's 15 ms tick, then the awaited timer) is let run
     ///   out too, the chain at most [`SETTLE_TIMER_HORIZON`] in all. A
-    ///   full-screen program gets one timer per wait.
+    ///   full-screen program gets one timer per wait. After an `escape`
+    ///   key a shorter re-arm is not a periodic poll: the key's timeout
+    ///   and the program's own tick run side by side (prompt_toolkit's
+    ///   500 ms ttimeoutlen shows as 457 ms to its poll's tick, then the
+    ///   43 ms left), so the chain goes on to the horizon or the answer.
     /// - A first timer: let run out if it is at most [`SETTLE_TIMER_AWAIT`]
     ///   for a `known` program, [`SETTLE_TIMER_HORIZON`] otherwise.
     fn hold(
@@ -533,6 +585,7 @@ impl Settler {
         t: Duration,
         known: bool,
         full_screen: bool,
+        escape: bool,
         now: Instant,
     ) -> Option<Instant> {
         let limit = if known {
@@ -543,7 +596,7 @@ impl Settler {
         match self.timer.filter(|run| run.generation == generation) {
             Some(run) if now < run.until => return Some(run.until),
             Some(run) => {
-                let periodic = !known && t <= run.timeout + SETTLE_TIMER_JITTER;
+                let periodic = !known && !escape && t <= run.timeout + SETTLE_TIMER_JITTER;
                 if full_screen || periodic || t > limit {
                     return None;
                 }
@@ -604,6 +657,7 @@ pub fn quiet(s: &Snapshot, fallback: Duration, now: Instant) -> Result<(), Insta
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
@@ -1161,6 +1215,21 @@ mod tests {
         let settled = settle_at(&mut rule, &done, now, 10, |s, _| blocked(s));
         assert!(settled.is_some());
         assert_eq!(rule.settled_idle(), idle_blocked());
+        // Idle on V8's 8 s housekeeping timer is idle blocked too.
+        let housekeeping = Some(Idle {
+            pgid: PGID,
+            timer: Some(ms(8000)),
+        });
+        let mut rule = Settler::after(&s, housekeeping);
+        let mut now = t0;
+        for i in 0..8 {
+            assert_eq!(
+                rule.observe(&s, &timer(&s, t), now),
+                Verdict::LookAt(now + t),
+                "re-arm {i} after housekeeping"
+            );
+            now += t;
+        }
         // Without that knowledge (the first wait of a job), the same
         // period again is a periodic poll, as before.
         let mut rule = Settler::new(&s);
@@ -1211,8 +1280,20 @@ mod tests {
                 Some(t0 + SETTLE_FIRST_LOOK + SETTLE_DEBOUNCE),
                 "{armed:?}"
             );
-            assert_eq!(rule.settled_idle().and_then(|i| i.timer), Some(armed));
+            // The period kept is the longest the group settled with.
+            assert_eq!(
+                rule.settled_idle().and_then(|i| i.timer),
+                Some(armed.max(ms(500)))
+            );
         }
+        // Settled blocked (`input()`), it keeps its period: the next wait
+        // finds its poll idle, not a chain of awaits run to the timeout.
+        let mut rule = Settler::after(&s, idle);
+        assert!(settle_at(&mut rule, &s, t0, 10, |s, _| blocked(s)).is_some());
+        assert_eq!(rule.settled_idle(), idle);
+        let mut rule = Settler::after(&s, rule.settled_idle());
+        let settled = settle_at(&mut rule, &s, t0, 10, |s, _| timer(s, ms(499)));
+        assert_eq!(settled, Some(t0 + SETTLE_FIRST_LOOK + SETTLE_DEBOUNCE));
         // A timer of another period is work: `await asyncio.sleep(0.4)`.
         let mut rule = Settler::after(&s, idle);
         assert_eq!(
@@ -1359,6 +1440,135 @@ mod tests {
         let mut rule = Settler::new(&plain);
         let settled = settle_at(&mut rule, &plain, now, 10, |s, _| timer(s, t));
         assert_eq!(settled, Some(now + SETTLE_DEBOUNCE));
+    }
+
+    #[test]
+    fn an_escape_key_holds_the_idle_period_until_the_program_answers() {
+        // ipython in vi mode idles on a 500 ms poll and waits its 500 ms
+        // ttimeoutlen after Escape on the same loop: the poll's tick first
+        // (457 ms away), then the 43 ms left of the key's timeout, then it
+        // draws `[nav]` and idles again.
+        let t0 = Instant::now();
+        let wrote = t0 + ms(10);
+        let s = Snapshot {
+            last_input: wrote,
+            input_began: Some(wrote),
+            escape_pending: true,
+            ..quiet_since(t0)
+        };
+        let idle = Some(Idle {
+            pgid: PGID,
+            timer: Some(ms(500)),
+        });
+        let now = wrote + SETTLE_INPUT_GRACE;
+        for first in [ms(500), ms(457)] {
+            let mut rule = Settler::after(&s, idle);
+            assert_eq!(
+                rule.observe(&s, &timer(&s, first), now),
+                Verdict::LookAt(now + first),
+                "{first:?}"
+            );
+            // A shorter re-arm is the key's timeout, not a periodic poll.
+            let later = now + first;
+            assert_eq!(
+                rule.observe(&s, &timer(&s, ms(43)), later),
+                Verdict::LookAt(later + ms(43))
+            );
+            // Answered: the idle period is idling again.
+            let answered = Snapshot {
+                generation: s.generation + 1,
+                last_output: later + ms(43),
+                output_since_input: true,
+                ..s
+            };
+            let at = answered.last_output + SETTLE_FIRST_LOOK;
+            let settled = settle_at(&mut rule, &answered, at, 10, |s, _| timer(s, ms(500)));
+            assert_eq!(settled, Some(at + SETTLE_DEBOUNCE));
+        }
+        // Answered, but the period remembered was a remainder (183 ms):
+        // the poll's 450 ms, 50 ms and 500 ms are not known as idle, so
+        // they are held as the key's, to the horizon and no further, and
+        // the period remembered from then on is the poll's.
+        let odd = Some(Idle {
+            pgid: PGID,
+            timer: Some(ms(183)),
+        });
+        let mut rule = Settler::after(&s, odd);
+        assert_eq!(
+            rule.observe(&s, &timer(&s, ms(457)), now),
+            Verdict::LookAt(now + ms(457))
+        );
+        let later = now + ms(457);
+        let answered = Snapshot {
+            generation: s.generation + 1,
+            last_output: later + ms(43),
+            output_since_input: true,
+            ..s
+        };
+        let at = answered.last_output + SETTLE_FIRST_LOOK;
+        let settled = settle_at(&mut rule, &answered, at, 20, |s, now| match now - at {
+            d if d < ms(450) => timer(s, ms(450)),
+            d if d < ms(500) => timer(s, ms(50)),
+            _ => timer(s, ms(500)),
+        });
+        let horizon = at + SETTLE_TIMER_HORIZON;
+        assert!(
+            settled.is_some_and(|t| t > at + ms(500) && t <= horizon + SETTLE_DEBOUNCE),
+            "{:?}",
+            settled.map(|t| t - at)
+        );
+        assert_eq!(rule.settled_idle().and_then(|i| i.timer), Some(ms(500)));
+        // Without the Escape, the idle period settles at once.
+        let plain = Snapshot {
+            escape_pending: false,
+            output_since_input: true,
+            ..s
+        };
+        let mut rule = Settler::after(&plain, idle);
+        let settled = settle_at(&mut rule, &plain, now, 10, |s, _| timer(s, ms(500)));
+        assert_eq!(settled, Some(now + SETTLE_DEBOUNCE));
+    }
+
+    #[test]
+    fn a_program_that_idles_on_a_tick_is_not_held_past_the_horizon() {
+        // ipython settled with its prompt drawn and 6 ms left of a tick of
+        // its 500 ms poll. Typed text is echoed, then the poll re-arms 433
+        // ms and 500 ms over and over: not a chain of awaits.
+        let t0 = Instant::now();
+        let s = quiet_since(t0);
+        let idle = Some(Idle {
+            pgid: PGID,
+            timer: Some(ms(6)),
+        });
+        let mut rule = Settler::after(&s, idle);
+        let first = Cell::new(true);
+        let settled = settle_at(&mut rule, &s, t0, 40, |s, _| {
+            timer(
+                s,
+                if first.replace(false) {
+                    ms(433)
+                } else {
+                    ms(500)
+                },
+            )
+        });
+        let settled = settled.expect("settles");
+        assert!(settled <= t0 + SETTLE_TIMER_HORIZON + SETTLE_DEBOUNCE);
+        // It settled waiting on its 500 ms poll: that is its period now,
+        // kept over a shorter remainder seen at a later settle.
+        assert_eq!(rule.settled_idle().and_then(|i| i.timer), Some(ms(500)));
+        let mut rule = Settler::after(&s, rule.settled_idle());
+        let settled = settle_at(&mut rule, &s, t0, 40, |s, _| timer(s, ms(43)));
+        assert!(settled.is_some());
+        assert_eq!(rule.settled_idle().and_then(|i| i.timer), Some(ms(500)));
+        // Another group's period is not kept.
+        let other = Some(Idle {
+            pgid: PGID + 1,
+            timer: Some(ms(500)),
+        });
+        let mut rule = Settler::after(&s, other);
+        settle_at(&mut rule, &s, t0, 40, |s, _| timer(s, ms(43)));
+        assert_eq!(rule.settled_idle().and_then(|i| i.timer), Some(ms(43)));
     }
 
     #[test]
