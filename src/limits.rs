@@ -179,6 +179,12 @@ pub const MCP_DEFAULT_WAIT: Duration = Duration::from_secs(30);
 /// How long `terminal_start` waits for the program to settle before it
 /// returns the first screen.
 pub const MCP_START_SETTLE: Duration = Duration::from_secs(10);
+/// How long after the last input an interrupt's Ctrl+C waits at most for
+/// that input to be taken in: read by the program, or a shell's job handed
+/// the terminal (see `ops::interrupt`).
+pub const INTERRUPT_LAND: Duration = Duration::from_millis(500);
+/// How often [`INTERRUPT_LAND`]'s wait looks.
+pub const LAND_POLL: Duration = Duration::from_millis(5);
 /// Between Ctrl+C and killing the shell's surviving children in
 /// `terminal_interrupt`.
 pub const MCP_INTERRUPT_GRACE: Duration = Duration::from_millis(1_500);

@@ -812,7 +812,15 @@ pub struct Interrupted {
 /// program that ignores SIGINT, or a job that was put in the background).
 /// A zero `grace` skips the wait. [`Error::Exited`] when the program had
 /// exited and left nothing to stop.
+///
+/// The Ctrl+C goes where a person's would, after what was typed just before
+/// it has been taken in ([`Session::let_input_land`]): the terminal discards
+/// unread input on Ctrl+C, so a command line sent a moment before would be
+/// cut (`bash: leep: command not found`), and a shell between reading it and
+/// handing the terminal to its job takes the signal itself, the job never
+/// seeing it.
 pub fn interrupt(s: &Session, grace: Duration) -> Result<Interrupted, Error> {
+    s.let_input_land(limits::INTERRUPT_LAND);
     let sent = send(s, &[Input::Key("ctrl-c".into())]).is_ok();
     let deadline = Instant::now() + grace;
     while !s.children().is_empty() && std::time::Instant::now() < deadline {

@@ -1015,6 +1015,52 @@ impl Session {
         Ok(())
     }
 
+    /// Wait, at most `limit` after the last input, until that input has been
+    /// taken in: a job other than the program has the terminal and has
+    /// started its own program (a shell ran the command line), or the program waits on the terminal again with
+    /// nothing left unread and has answered since (echo, a prompt).
+    pub fn let_input_land(&self, limit: Duration) {
+        let deadline = {
+            let st = lock(&self.inner.state);
+            if st.input_began.is_none() || st.exit.is_some() {
+                return;
+            }
+            st.last_input + limit
+        };
+        while Instant::now() < deadline && !self.input_landed() {
+            thread::sleep(limits::LAND_POLL);
+        }
+    }
+
+    fn input_landed(&self) -> bool {
+        let answered = {
+            let st = lock(&self.inner.state);
+            if st.exit.is_some() {
+                return true;
+            }
+            st.transcript.end() > st.input_at
+        };
+        let master = self.inner.pty.master();
+        let pid = self.inner.pid;
+        match rustix::termios::tcgetpgrp(master).map(|g| g.as_raw_nonzero().get()) {
+            // A job has the terminal, and runs its own program: a shell's
+            // child before its exec still takes Ctrl+C as the shell would,
+            // and goes on to run the command.
+            Ok(job) if job != pid => return procfs::comm(job) != procfs::comm(pid),
+            _ => {}
+        }
+        // What the program has not read yet, as its end of the terminal
+        // counts it (a line, in canonical mode, only once complete).
+        let unread = rustix::fs::open(
+            self.inner.pty.pts(),
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOCTTY | rustix::fs::OFlags::NONBLOCK,
+            rustix::fs::Mode::empty(),
+        )
+        .and_then(rustix::io::ioctl_fionread)
+        .unwrap_or(0);
+        answered && unread == 0 && matches!(self.readiness(), Readiness::Waiting)
+    }
+
     /// A caller's signal: [`Session::signal`] while the program runs,
     /// refused once it has exited (what it left behind is for `stop` to end).
     pub fn send_signal(&self, sig: Signal) -> io::Result<()> {

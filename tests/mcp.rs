@@ -954,6 +954,37 @@ fn interrupting_sleep_keeps_the_shell() {
     c.run_line(&id, "echo still-alive");
 }
 
+/// An agent's send and interrupt back to back: the Ctrl+C must reach the
+/// command, not cut the line the shell has not read yet (`leep: command not
+/// found`) or hit the shell while it starts the job (the job then runs on
+/// until the grace period's kill).
+#[test]
+fn an_interrupt_right_after_the_command_line_interrupts_the_command() {
+    let mut c = Client::legacy("2025-11-25");
+    let id = c.bash();
+    for i in 0..10 {
+        c.ok(
+            "terminal_send",
+            json!({"session_id": id, "text": format!("sleep 3{i}"), "enter": true}),
+        );
+        let r = c.ok("terminal_interrupt", json!({"session_id": id}));
+        assert_eq!(
+            r["terminated"],
+            json!([]),
+            "round {i}: SIGINT was enough: {r}"
+        );
+        c.run_line(&id, "echo status=$?");
+        let r = c.ok(
+            "terminal_read",
+            json!({"session_id": id, "strip_ansi": true, "grep": "^status=|not found"}),
+        );
+        assert_eq!(
+            r["text"], "status=130\n",
+            "round {i}: sleep ended by its Ctrl+C (status 130)"
+        );
+    }
+}
+
 #[test]
 fn terminal_run_reports_output_exit_and_timeouts() {
     let mut c = Client::legacy("2025-11-25");

@@ -150,6 +150,13 @@ pub(crate) fn descendants(pid: i32) -> Vec<i32> {
     out
 }
 
+/// The name `pid` runs as (`/proc/PID/comm`), if it can be read.
+pub(crate) fn comm(pid: i32) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    read_small(&format!("/proc/{pid}/comm"), &mut buf).ok()?;
+    Some(buf)
+}
+
 /// Does `pid` ignore every one of `signals` (SIG_IGN, from the `SigIgn`
 /// mask of /proc/PID/status)? False when it cannot be told. A process that
 /// only blocks a signal may still take it (with sigwait), so blocked is not
