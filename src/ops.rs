@@ -466,17 +466,20 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
     let drew = |l: &text::LineView| l.text.chars().any(|c| !c.is_whitespace());
     let repaints = lines.as_ref().is_some_and(|l| l.repaints && drew(l));
     let moved_only = lines.as_ref().is_some_and(|l| l.repaints && !drew(l));
-    // The screen row (from 0) the output started on, the mark's line, when
-    // the output drew nothing above it (see `LineView::rows_down`), all of
-    // it is here (nothing dropped), and the cursor is at least as far below
-    // that row as counted (no move down was stopped short).
+    // The top screen row (from 0) the output drew on, when it moved only
+    // relative to the mark's line (see `LineView::rows`), all of it is here
+    // (nothing dropped), the rows it went up to are still on the screen,
+    // and the cursor is at least as far down as counted (no move down was
+    // stopped short).
     let redrawn_from = lines
         .as_ref()
-        .and_then(|l| l.rows_down)
+        .and_then(|l| l.rows)
         .filter(|_| repaints && !alt && cut == 0 && chunk.dropped == 0)
-        .and_then(|down| {
+        .and_then(|rows| {
             let (row, cursor) = mark_row?;
-            (cursor >= row + down).then_some(row)
+            let top = row.checked_sub(rows.above)?;
+            let ended = i64::try_from(row).ok()? + rows.end;
+            (i64::try_from(cursor).ok()? >= ended).then_some(top)
         });
     let is_screen = match view {
         View::Auto => alt || repaints,
@@ -494,8 +497,9 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
         // Repainted on the primary screen: the lines that scrolled off
         // since the mark, then the screen; lossy only if the scrollback no
         // longer holds them all.
-        // Drawn only from the row the output started on down, by moves
-        // relative to it (ipython redrawing its input area): those rows.
+        // Drawn by moves relative to the row the output started on (ipython
+        // redrawing its input area, or the whole cell it closes): the rows
+        // from the highest it drew on down.
         _ if repaints && !alt && view == View::Auto && redrawn_from.is_some() => {
             let first = redrawn_from.map_or(1, |row| row + 1);
             let rows = screen(s, Selection::Range(first, usize::MAX), Format::Text, false);

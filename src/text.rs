@@ -59,19 +59,30 @@ pub struct LineView {
     /// alternate screen: lines cannot say what it drew; the rendered screen
     /// can.
     pub repaints: bool,
-    /// The output moved the cursor up no further than back to the row it
-    /// started on, and only by relative moves (a REPL such as ipython
-    /// redrawing its input area): the screen from that row down is all it
-    /// drew; then how many rows below that row it left the cursor, as
-    /// counted. `None` when it went above that row or anywhere absolute (a
-    /// clear, a cursor position, a scroll region, a saved cursor, origin
-    /// mode, the alternate screen). Rows are counted by line feeds and moves
-    /// only (the view does not know the width): a line that wraps moves
-    /// further down than counted, so this can be `None` for output that
-    /// stayed below, never `Some` for output that went above, except by a
-    /// move down that the bottom row (or a scroll region's) stopped short:
-    /// then the cursor ends above the row counted, which the caller checks.
-    pub rows_down: Option<usize>,
+    /// The output moved the cursor only by relative moves (a REPL such as
+    /// ipython redrawing its input area, or the cell it closes): the rows
+    /// it went to, counted from the row it started on. `None` when it went
+    /// anywhere absolute (a clear, a cursor position, a scroll region, a
+    /// saved cursor, origin mode, the alternate screen, a reverse index
+    /// above that row, which may scroll). Rows are counted by line feeds and
+    /// moves only (the view does not know the width): a line that wraps
+    /// moves further down than counted, and a move up that the top row
+    /// stopped short less far up, so the rows counted hold every row drawn,
+    /// except after a move down that the bottom row (or a scroll region's)
+    /// stopped short: then the cursor ends above the row counted, which the
+    /// caller checks.
+    pub rows: Option<Rows>,
+}
+
+/// See [`LineView::rows`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rows {
+    /// The most rows above the starting row the cursor went (0: it stayed
+    /// on it or below).
+    pub above: usize,
+    /// Where the cursor ended: rows below the starting row (above it if
+    /// negative).
+    pub end: i64,
 }
 
 /// A cell of [`line_view`]'s current line.
@@ -284,7 +295,7 @@ pub fn line_view_after(before: &[u8], bytes: &[u8]) -> LineView {
     // (One call of the parser for both: it is inlined where it is called.)
     for (part, new) in [(before, false), (bytes, true)] {
         if new {
-            lines.down = Some(0);
+            (lines.down, lines.above) = (Some(0), 0);
         }
         parser.advance(&mut lines, part);
         if new {
@@ -308,7 +319,10 @@ pub fn line_view_after(before: &[u8], bytes: &[u8]) -> LineView {
     LineView {
         text: out,
         repaints: lines.repaints,
-        rows_down: lines.down.and_then(|d| usize::try_from(d).ok()),
+        rows: lines.down.map(|end| Rows {
+            above: usize::try_from(lines.above).unwrap_or(0),
+            end,
+        }),
     }
 }
 
@@ -322,10 +336,12 @@ struct Lines {
     alt: bool,
     /// A switch of screens was seen.
     switched: bool,
-    /// Rows the cursor is below where the output started, as counted (see
-    /// [`LineView::rows_down`]); `None` once it went above or anywhere
+    /// Rows the cursor is below where the output started (above: negative),
+    /// as counted (see [`LineView::rows`]); `None` once it went anywhere
     /// absolute.
     down: Option<i64>,
+    /// The most rows above where the output started the cursor went.
+    above: i64,
     /// G0-G3 and the one invoked (GL), as the terminal keeps them: line
     /// drawing (`ESC ( 0`) shows as the terminal draws it.
     charsets: [Charset; 4],
@@ -335,7 +351,10 @@ struct Lines {
 impl Lines {
     /// The cursor moved `rows` down (up if negative); see [`Lines::down`].
     fn vertical(&mut self, rows: i64) {
-        self.down = self.down.map(|d| d + rows).filter(|&d| d >= 0);
+        self.down = self.down.map(|d| d + rows);
+        if let Some(d) = self.down {
+            self.above = self.above.max(-d);
+        }
     }
 
     fn switch_screens(&mut self, on: bool) {
@@ -481,7 +500,10 @@ impl Perform for Lines {
         if !self.alt && !ignore && across {
             self.repaints = true;
             match byte {
-                b'M' if intermediates.is_empty() => self.vertical(-1),
+                // At the top row a reverse index scrolls down instead.
+                b'M' if intermediates.is_empty() && self.down.is_some_and(|d| d > 0) => {
+                    self.vertical(-1)
+                }
                 b'D' | b'E' if intermediates.is_empty() => self.vertical(1),
                 _ => self.down = None,
             }
@@ -809,17 +831,25 @@ mod tests {
         assert_eq!(v("\x1b(0\u{e9}q\x1b(A#".as_bytes()), "\u{e9}\u{2500}\u{a3}");
     }
 
-    /// Output that never went above its first row, nor anywhere absolute.
+    /// Output that moved only relative to its first row: how far above it
+    /// went and where it ended; `None` once anywhere absolute.
     #[test]
-    fn output_that_stays_below_its_first_row() {
-        let below = |b: &[u8]| line_view(b).rows_down.is_some();
-        assert!(below(b"a\r\nb\r\n"));
-        assert!(below(b"a\r\nb\r\n\x1b[2Ac\x1b[J\r\n"));
-        assert!(below(b"x\n\x1bM\x1bD\x1bE\x1b[B\x1b[3F"));
-        assert!(!below(b"x\n\x1bM\x1bD\x1bE\x1b[B\x1b[4F"));
-        assert!(!below(b"x\x1b[A"));
-        assert!(!below(b"\n\n\x1b[3A\n"));
-        assert!(!below(b"\x1b[B\x1bM\x1bM"));
+    fn the_rows_output_moved_over_relative_to_its_first_row() {
+        let rows = |b: &[u8]| line_view(b).rows.map(|r| (r.above, r.end));
+        assert_eq!(rows(b"a\r\nb\r\n"), Some((0, 2)));
+        assert_eq!(rows(b"a\r\nb\r\n\x1b[2Ac\x1b[J\r\n"), Some((0, 1)));
+        assert_eq!(rows(b"x\n\x1bM\x1bD\x1bE\x1b[B\x1b[3F"), Some((0, 0)));
+        assert_eq!(rows(b"x\n\x1bM\x1bD\x1bE\x1b[B\x1b[4F"), Some((1, -1)));
+        assert_eq!(rows(b"x\x1b[A"), Some((1, -1)));
+        assert_eq!(rows(b"\n\n\x1b[3A\n"), Some((1, 0)));
+        // ipython closing a cell of three rows: up to its first row, the
+        // cell again, then the answer below.
+        assert_eq!(
+            rows(b"\r\x1b[2AIn [2]: def f():\r\n   ...:     return 5\r\n   ...: \r\n\r\n"),
+            Some((2, 2))
+        );
+        // A reverse index above the first row may scroll: unknown.
+        assert_eq!(rows(b"\x1b[B\x1bM\x1bM"), None);
         for absolute in [
             &b"\n\x1b[H"[..],
             b"\x1b[2J",
@@ -827,21 +857,21 @@ mod tests {
             b"\x1b[5;9r",
             b"\x1b[?1049h\x1b[?1049l",
         ] {
-            assert!(!below(absolute), "{absolute:?}");
+            assert_eq!(rows(absolute), None, "{absolute:?}");
         }
         // Counted from the start of the new output, not of the line
         // before it.
         assert_eq!(
-            line_view_after(b"$ ", b"ls\r\nfile\r\n\x1b[2A$ ").rows_down,
-            Some(0)
+            line_view_after(b"$ ", b"ls\r\nfile\r\n\x1b[2A$ ").rows,
+            Some(Rows { above: 0, end: 0 })
         );
         assert_eq!(
-            line_view(b"a\r\nb\r\n\x1b[2Ac\x1b[J\r\n").rows_down,
-            Some(1)
+            line_view_after(b"\x1b[A$ ", b"ls\r\n").rows,
+            Some(Rows { above: 0, end: 1 })
         );
         // Origin mode, DECCOLM and the saved cursor move across lines.
         for moves in [&b"\x1b[?6hX\r\n\x1b[Ay"[..], b"\n\x1b[?3l", b"\x1b[?1048l"] {
-            assert!(!below(moves), "{moves:?}");
+            assert_eq!(rows(moves), None, "{moves:?}");
         }
     }
 

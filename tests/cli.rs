@@ -846,6 +846,15 @@ fn step_prints_lines_as_the_terminal_shows_them() {
     assert!(got[0].contains("printf 'a"), "{out:?}");
     assert_eq!(out.matches('y').count(), 100, "{out:?}");
     assert_eq!(got[2], "c", "{out:?}");
+    // Output that goes back above the line it started on, by relative
+    // moves only (ipython redrawing the cell it closes), shows the rows
+    // from the highest it drew on down, not the whole screen again.
+    let out = step("printf '\\e[3Aup\\e[K\\n\\n\\n'");
+    let got = lines(&out);
+    assert_eq!(got.first(), Some(&"up"), "{out:?}");
+    assert_eq!(got.len(), 4, "{out:?}");
+    assert!(got[2].contains("printf '"), "{out:?}");
+    assert!(!out.contains("X2"), "{out:?}");
     sb.run(&["kill-session", "--session", "b"]).ok();
 }
 
