@@ -122,6 +122,14 @@ pub const SETTLE_TIMER_AWAIT: Duration = Duration::from_secs(5);
 /// Settling: two timeouts this close are the same period (a runtime that
 /// computes the time left to its next deadline re-arms 497 ms after 500).
 pub const SETTLE_TIMER_JITTER: Duration = Duration::from_millis(20);
+/// Settling: a timeout shorter than this, seen as a program settled, is the
+/// end of a tick that was about to fire (ipython drew its prompt 10 ms
+/// before its poll's tick), not the period it idles with.
+pub const SETTLE_IDLE_PERIOD_MIN: Duration = Duration::from_millis(50);
+/// Settling after an Escape key: output this long after the key is its
+/// answer (vim leaving insert mode after its 100 ms ttimeoutlen, ipython's
+/// `[nav]` after 500 ms), not its echo (at once) nor vim's `^[` (25 ms).
+pub const SETTLE_ESCAPE_ANSWER: Duration = Duration::from_millis(100);
 /// Settling: a program that has the terminal in non-canonical mode (it reads
 /// keys itself), or open non-blocking, and sleeps on a clock (`nanosleep`) between polls of the
 /// keyboard that never block (a game loop, `watch`'s redraw) waits for its

@@ -1467,6 +1467,15 @@ fn exit_code_makes_ptybroker_exit_as_the_program_did() {
     let w = sb.run(&["wait", "-s", "three", "--max-wait", "30000", "--exit-code"]);
     assert_eq!(w.code(), 3, "{w:?}");
     w.assert_one_stderr_line(r"^\[ptybroker: .*, exited: exit status 3\]$");
+    // Status 2 is the program's too, not a usage error of ours.
+    started("two", "read x; exit 2");
+    sb.run(&["send", "-s", "two", "--enter"]).ok();
+    let w = sb.run(&["wait", "-s", "two", "--max-wait", "30000", "--exit-code"]);
+    assert_eq!(w.code(), 2, "{w:?}");
+    w.assert_one_stderr_line(r"^\[ptybroker: .*, exited: exit status 2\]$");
+    let s = sb.run(&["stop", "-s", "two", "--exit-code"]);
+    assert_eq!(s.code(), 2, "{s:?}");
+    s.assert_one_stderr_line(STOP_LINE);
     // A signal is 128 + its number, as a shell reports it.
     started("term", "read x; kill -TERM $$");
     sb.run(&["send", "-s", "term", "--enter"]).ok();

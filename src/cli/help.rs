@@ -161,7 +161,9 @@ pub fn unknown_verb(name: &str) -> Failure {
 /// session name, `--replace` beside seed 002's `stop it first`. Always in
 /// the one line the failure prints.
 pub fn advise(v: &VerbSpec, mut f: Failure) -> Failure {
-    if f.exit == 2 {
+    // (A quiet failure is `--exit-code` passing on the program's status,
+    // 2 among them: no usage error.)
+    if f.exit == 2 && !f.message.is_empty() {
         if let Some(bad) = f.message.strip_prefix("unexpected option ") {
             let bad = bad.to_string();
             let longs: Vec<String> = v

@@ -45,9 +45,10 @@ use std::time::{Duration, Instant};
 
 use super::{Readiness, Wakes};
 use crate::limits::{
-    SETTLE_DEBOUNCE, SETTLE_DEBOUNCE_BLOCKED, SETTLE_FIRST_LOOK, SETTLE_FRAME_GRACE,
-    SETTLE_INPUT_GRACE, SETTLE_RELAY_ECHO, SETTLE_RELAY_QUIET, SETTLE_SLEEP_QUIET,
-    SETTLE_TIMER_AWAIT, SETTLE_TIMER_HORIZON, SETTLE_TIMER_JITTER,
+    SETTLE_DEBOUNCE, SETTLE_DEBOUNCE_BLOCKED, SETTLE_ESCAPE_ANSWER, SETTLE_FIRST_LOOK,
+    SETTLE_FRAME_GRACE, SETTLE_IDLE_PERIOD_MIN, SETTLE_INPUT_GRACE, SETTLE_RELAY_ECHO,
+    SETTLE_RELAY_QUIET, SETTLE_SLEEP_QUIET, SETTLE_TIMER_AWAIT, SETTLE_TIMER_HORIZON,
+    SETTLE_TIMER_JITTER,
 };
 
 /// The first backoff after a busy answer, and the look after an answer that
@@ -250,10 +251,6 @@ pub struct Settler {
     /// A timer has been let run (or begun to) in this wait: a full-screen
     /// program gets only one.
     timer_used: bool,
-    /// When the last timer let run out for an Escape key runs out, less a
-    /// little for how late the look that saw it came: output from then on
-    /// is the key's answer, and the key's hold ends there.
-    escape_due: Option<Instant>,
     /// The chain of silent timers this wait has let run.
     chain: Option<TimerChain>,
     /// The screen's rewind count when the wait began.
@@ -289,7 +286,6 @@ impl Settler {
             waiting: None,
             timer: None,
             timer_used: false,
-            escape_due: None,
             chain: None,
             rewinds_at_start: start.rewinds,
             busy_at: None,
@@ -483,22 +479,23 @@ impl Settler {
                 generation != self.start_generation
             };
             let idle = self.idle.filter(|i| Some(i.pgid) == pgid);
-            let idling = idle
+            // The period it idles with, if known (see
+            // [`SETTLE_IDLE_PERIOD_MIN`]).
+            let period = idle
                 .and_then(|i| i.timer)
-                .is_some_and(|p| t.max(p) - t.min(p) <= SETTLE_TIMER_JITTER);
+                .filter(|p| *p >= SETTLE_IDLE_PERIOD_MIN);
+            let idling = period.is_some_and(|p| t.max(p) - t.min(p) <= SETTLE_TIMER_JITTER);
             let frame_drawn = full_screen && drew;
             // After an Escape key every short timer is the key's (vim waits
             // 25 ms, then its 100 ms ttimeoutlen): held as a chain, not as a
             // repainter's one timer per wait.
-            // A timer of its idle period is the key's too, until output
-            // after a held timer has run out answers it: prompt_toolkit
-            // waits its 500 ms ttimeoutlen on the same poll it idles with,
-            // then draws `[nav]` and idles on that poll again. (Output
-            // before a held timer runs out is the rest of the echo; output
-            // after one need not be the answer: vim shows `^[` after 25
-            // ms, then waits its ttimeoutlen, a timer of another period.)
-            let answered = self.escape_due.is_some_and(|due| s.last_output >= due);
-            let escape = s.escape_pending && t <= SETTLE_TIMER_HORIZON && !(idling && answered);
+            // Until the program has answered the key (output at least
+            // [`SETTLE_ESCAPE_ANSWER`] after it), even a timer of its idle
+            // period is the key's: prompt_toolkit waits its 500 ms
+            // ttimeoutlen on the poll it idles with.
+            let answered =
+                s.output_since_input && s.last_output >= s.last_input + SETTLE_ESCAPE_ANSWER;
+            let escape = s.escape_pending && !answered && t <= SETTLE_TIMER_HORIZON;
             if escape || (!idling && !frame_drawn) {
                 let full_screen = full_screen && !escape;
                 // Known to idle blocked (or on housekeeping beyond the
@@ -511,11 +508,6 @@ impl Settler {
                     .is_some_and(|i| i.timer.map_or(true, |p| p > SETTLE_TIMER_HORIZON))
                     && !full_screen;
                 if let Some(until) = self.hold(generation, t, known, full_screen, escape, now) {
-                    if escape {
-                        // The look came after the wait began: the timer
-                        // may run out a little before `until`.
-                        self.escape_due = Some(until - (t / 4).min(SETTLE_TIMER_JITTER));
-                    }
                     self.waiting = None;
                     self.next = Some(until);
                     return Verdict::LookAt(self.look_at(s));
@@ -1485,10 +1477,9 @@ mod tests {
             let settled = settle_at(&mut rule, &answered, at, 10, |s, _| timer(s, ms(500)));
             assert_eq!(settled, Some(at + SETTLE_DEBOUNCE));
         }
-        // Answered, but the period remembered was a remainder (183 ms):
-        // the poll's 450 ms, 50 ms and 500 ms are not known as idle, so
-        // they are held as the key's, to the horizon and no further, and
-        // the period remembered from then on is the poll's.
+        // Answered, with the period remembered a remainder (183 ms): the
+        // key's hold is over, and the poll's 450 ms then 50 ms are judged
+        // as any timers, the same period again a periodic poll.
         let odd = Some(Idle {
             pgid: PGID,
             timer: Some(ms(183)),
@@ -1511,13 +1502,40 @@ mod tests {
             d if d < ms(500) => timer(s, ms(50)),
             _ => timer(s, ms(500)),
         });
-        let horizon = at + SETTLE_TIMER_HORIZON;
-        assert!(
-            settled.is_some_and(|t| t > at + ms(500) && t <= horizon + SETTLE_DEBOUNCE),
-            "{:?}",
-            settled.map(|t| t - at)
+        assert_eq!(settled, Some(at + ms(450) + SETTLE_DEBOUNCE));
+        // The period remembered was the end of a tick (10 ms): no period
+        // is known, and every short timer is the key's until the answer.
+        let tick_end = Some(Idle {
+            pgid: PGID,
+            timer: Some(ms(10)),
+        });
+        let mut rule = Settler::after(&s, tick_end);
+        let mut at = now;
+        for t in [10, 475, 25] {
+            assert_eq!(
+                rule.observe(&s, &timer(&s, ms(t)), at),
+                Verdict::LookAt(at + ms(t)),
+                "{t} ms"
+            );
+            at += ms(t);
+        }
+        // Never answered (Escape where it does nothing): held to the
+        // horizon, no further.
+        let mut rule = Settler::after(&s, idle);
+        let settled = settle_at(&mut rule, &s, now, 10, |s, _| timer(s, ms(500)));
+        assert_eq!(settled, Some(now + SETTLE_TIMER_HORIZON + SETTLE_DEBOUNCE));
+        // The echo straight after the key is not its answer.
+        let echoed = Snapshot {
+            generation: s.generation + 1,
+            last_output: wrote + ms(2),
+            output_since_input: true,
+            ..s
+        };
+        let mut rule = Settler::after(&echoed, idle);
+        assert_eq!(
+            rule.observe(&echoed, &timer(&echoed, ms(500)), now),
+            Verdict::LookAt(now + ms(500))
         );
-        assert_eq!(rule.settled_idle().and_then(|i| i.timer), Some(ms(500)));
         // Without the Escape, the idle period settles at once.
         let plain = Snapshot {
             escape_pending: false,
