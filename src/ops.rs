@@ -439,6 +439,7 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
     let chunk = output(s, s.mark(), usize::MAX);
     let mark_line = s.mark_line();
     let mark_row = s.mark_row();
+    let mark_shown = s.mark_shown();
     s.set_mark(chunk.next);
     let cut = if chunk.dropped > 0 {
         whole_line_start(&chunk.data)
@@ -457,7 +458,9 @@ pub fn collect(s: &Session, reason: Reason, waited: Duration, raw: bool, view: V
     // in (its prompt: an edit moves along it); output that repaints across
     // lines (top, `less -X`, `clear`) is shown as the screen it drew.
     let lines = (!raw && view != View::Screen).then(|| match cut {
-        0 => text::line_view_after(&line_before(s, chunk.start), data),
+        // (The line as the screen showed it where the bytes that drew it
+        // moved across lines: ipython's prompt, redrawn in place.)
+        0 => text::line_view_after(&[&line_before(s, chunk.start), &mark_shown], data),
         _ => text::line_view(data),
     });
     // A repaint that drew nothing on the primary screen (top quitting: a
@@ -719,7 +722,7 @@ pub fn output_text(
         String::from_utf8_lossy(&chunk.data).into_owned()
     } else {
         // As `step` showed it: going on from the line before.
-        text::line_view_after(&line_before(s, chunk.start), &chunk.data).text
+        text::line_view_after(&[&line_before(s, chunk.start)], &chunk.data).text
     };
     Ok(match lines {
         None => text,

@@ -385,6 +385,10 @@ struct State {
     /// mark was set at the transcript's end, and the screen was not resized
     /// since (see [`Session::mark_row`]).
     mark_exact: bool,
+    /// With `mark_exact`: the cursor's row as the screen showed it when the
+    /// mark was set, then a return and a move to the cursor's column (see
+    /// [`Session::mark_shown`]).
+    mark_shown: Vec<u8>,
     /// Transcript end when input was last written, and the last line of
     /// text that input held (see [`Session::last_input`]).
     input_at: u64,
@@ -600,6 +604,7 @@ impl Session {
                 mark_chars: 0,
                 mark_line: 0,
                 mark_exact: false,
+                mark_shown: Vec::new(),
                 input_at: 0,
                 input_began: None,
                 input_echo: None,
@@ -775,6 +780,32 @@ impl Session {
         let exact = !scr.is_alt_screen();
         st.mark_line = scr.history_total() + u64::from(row);
         st.mark_exact = exact && offset == st.transcript.end();
+        let mut shown = std::mem::take(&mut st.mark_shown);
+        shown.clear();
+        if st.mark_exact {
+            let scr = &st.screen;
+            let cursor = scr.cursor();
+            shown.extend_from_slice(scr.row_text(usize::from(cursor.row)).as_bytes());
+            shown.push(b'\r');
+            if cursor.col > 0 {
+                shown.extend_from_slice(format!("\x1b[{}C", cursor.col).as_bytes());
+            }
+        }
+        st.mark_shown = shown;
+    }
+
+    /// The line the output after the mark goes on from, as the screen
+    /// showed it when the mark was set (text, a return, a move to the
+    /// cursor's column); empty unless that is known exactly (see
+    /// [`Session::mark_row`]). For the line view where the bytes that drew
+    /// the line moved across lines (a prompt redrawn in place).
+    pub fn mark_shown(&self) -> Vec<u8> {
+        let st = lock(&self.inner.state);
+        if st.mark_exact {
+            st.mark_shown.clone()
+        } else {
+            Vec::new()
+        }
     }
 
     /// The screen row (from 0) where the output after the mark began, and

@@ -286,27 +286,35 @@ pub fn line_view(bytes: &[u8]) -> LineView {
 /// an edit lands where the terminal put it (readline's Home, a redraw over
 /// a shorter line). The first line is shown from where `before` ended when
 /// `bytes` only added to it, and whole when they changed what `before` had
-/// drawn. Without a usable `before` (one that switched screens or moved
-/// across lines) this is [`line_view`] of `bytes`.
-pub fn line_view_after(before: &[u8], bytes: &[u8]) -> LineView {
-    let mut lines = Lines::default();
-    let mut parser = Parser::new();
-    let mut shown = String::new();
-    // (One call of the parser for both: it is inlined where it is called.)
-    for (part, new) in [(before, false), (bytes, true)] {
-        if new {
-            (lines.down, lines.above) = (Some(0), 0);
+/// drawn. `before` is the first usable one of `befores` (one that did not
+/// switch screens or move across lines: the bytes that drew the line, then
+/// the line as the screen showed it, for a prompt redrawn by moves across
+/// lines); without one this is [`line_view`] of `bytes`.
+pub fn line_view_after(befores: &[&[u8]], bytes: &[u8]) -> LineView {
+    let mut rest = befores;
+    let (mut lines, mut parser, shown) = 'first_usable: loop {
+        let before = rest.first().copied().unwrap_or_default();
+        let mut lines = Lines::default();
+        let mut parser = Parser::new();
+        let mut shown = String::new();
+        // (One call of the parser for both: it is inlined where it is called.)
+        for (part, new) in [(before, false), (bytes, true)] {
+            if new {
+                (lines.down, lines.above) = (Some(0), 0);
+            }
+            parser.advance(&mut lines, part);
+            if new {
+                break;
+            }
+            if lines.switched || lines.repaints || !lines.out.is_empty() {
+                // (Not the empty `before` that ends the list: it always is.)
+                rest = &rest[1..];
+                continue 'first_usable;
+            }
+            lines.line.clone().finish(&mut shown);
         }
-        parser.advance(&mut lines, part);
-        if new {
-            break;
-        }
-        if lines.switched || lines.repaints || !lines.out.is_empty() {
-            // (`before` is not empty here: no loop.)
-            return line_view_after(&[], bytes);
-        }
-        lines.line.clone().finish(&mut shown);
-    }
+        break (lines, parser, shown);
+    };
     parser.finish(&mut lines);
     let Lines {
         mut out, mut line, ..
@@ -862,11 +870,11 @@ mod tests {
         // Counted from the start of the new output, not of the line
         // before it.
         assert_eq!(
-            line_view_after(b"$ ", b"ls\r\nfile\r\n\x1b[2A$ ").rows,
+            line_view_after(&[b"$ "], b"ls\r\nfile\r\n\x1b[2A$ ").rows,
             Some(Rows { above: 0, end: 0 })
         );
         assert_eq!(
-            line_view_after(b"\x1b[A$ ", b"ls\r\n").rows,
+            line_view_after(&[b"\x1b[A$ "], b"ls\r\n").rows,
             Some(Rows { above: 0, end: 1 })
         );
         // Origin mode, DECCOLM and the saved cursor move across lines.
@@ -895,7 +903,7 @@ mod tests {
     /// changed before that.
     #[test]
     fn a_line_view_goes_on_from_the_line_before() {
-        let v = |before: &[u8], b: &[u8]| line_view_after(before, b).text;
+        let v = |before: &[u8], b: &[u8]| line_view_after(&[before], b).text;
         // Typed after a prompt: only what is new.
         assert_eq!(
             v(b"bash$ ", b"echo hi\r\nhi\r\nbash$ "),
@@ -936,6 +944,17 @@ mod tests {
         // is no help: the bytes alone.
         assert_eq!(v(b"\x1b[Aup", b"new"), "new");
         assert_eq!(v(b"\x1b[?1049hvim", b"\x1b[?1049lout"), "out");
+        // Then the line as the screen showed it goes in its place: ipython
+        // in vi mode deleting the `h` of `hello` (`0x`) redraws the rest of
+        // the line from the cursor.
+        let drawn: &[u8] = b"\x1b[A\r\x1b[K[nav] In [1]: hello\x1b[D";
+        let shown: &[u8] = b"[nav] In [1]: hello\r\x1b[14C";
+        let x = b"ello\x1b[K\x1b[4D";
+        assert_eq!(line_view_after(&[drawn], x).text, "ello");
+        assert_eq!(
+            line_view_after(&[drawn, shown], x).text,
+            "[nav] In [1]: ello"
+        );
     }
 
     #[test]

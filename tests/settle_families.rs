@@ -299,6 +299,18 @@ fn ipython_in_vi_mode() {
             "{what}: Escape returned before ipython left insert mode: {escaped:?}"
         );
         assert_not_capped(&escaped, &what);
+        // An edit redraws part of the line in place: the step shows the
+        // line as the screen does, not the fragments drawn.
+        let edited = step_with(&sb, &session, &["--no-enter", "0x"]);
+        assert!(
+            edited.output.contains(&format!("In [1]:  = {n}")),
+            "{what}: the edited line: {edited:?}"
+        );
+        let edited = step_with(&sb, &session, &["--no-enter", "ix", "--key", "Escape"]);
+        assert!(
+            edited.output.contains(&format!("In [1]: x = {n}")),
+            "{what}: the edited line: {edited:?}"
+        );
         let ran = step_with(&sb, &session, &["--key", "Enter"]);
         assert!(ran.output.contains("In [2]"), "{what}: {ran:?}");
         assert_not_capped(&ran, &what);
