@@ -784,11 +784,11 @@ impl Session {
         shown.clear();
         if st.mark_exact {
             let scr = &st.screen;
-            let cursor = scr.cursor();
-            shown.extend_from_slice(scr.row_text(usize::from(cursor.row)).as_bytes());
+            let (row, col) = (scr.cursor().row, scr.cursor_column());
+            shown.extend_from_slice(scr.row_text(usize::from(row)).as_bytes());
             shown.push(b'\r');
-            if cursor.col > 0 {
-                shown.extend_from_slice(format!("\x1b[{}C", cursor.col).as_bytes());
+            if col > 0 {
+                shown.extend_from_slice(format!("\x1b[{col}C").as_bytes());
             }
         }
         st.mark_shown = shown;
@@ -1082,13 +1082,16 @@ impl Session {
         }
         // What the program has not read yet, as its end of the terminal
         // counts it (a line, in canonical mode, only once complete).
+        // (Close-on-exec: a program another session starts meanwhile must
+        // not inherit this terminal.) Unknown counts as unread.
+        use rustix::fs::OFlags;
         let unread = rustix::fs::open(
             self.inner.pty.pts(),
-            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOCTTY | rustix::fs::OFlags::NONBLOCK,
+            OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC,
             rustix::fs::Mode::empty(),
         )
         .and_then(rustix::io::ioctl_fionread)
-        .unwrap_or(0);
+        .unwrap_or(1);
         answered && unread == 0 && matches!(self.readiness(), Readiness::Waiting)
     }
 

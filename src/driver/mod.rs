@@ -525,6 +525,11 @@ fn dispatch(driver: &'static Driver, mut req: Request) {
         }
         req.serial = f.next;
         f.next += 1;
+        if f.pending.is_empty() {
+            // Nothing waits behind an earlier request: forget every
+            // session's (the table stays as small as what is in flight).
+            f.ends = VecMap::default();
+        }
         f.pending.push((req.serial, req.id.clone()));
         // A request starts once the ones before it in its session are done.
         let now = Instant::now();

@@ -344,19 +344,26 @@ impl Settler {
     }
 
     /// The idle timer to remember for `pgid`, which settled waiting on
-    /// `timer`. A loop that idles on a periodic tick shows the remainder of
-    /// the period when it wakes for something else (prompt_toolkit's 500
-    /// ms poll, seen at 6 ms right after it drew its prompt): the longest
-    /// the same group has settled with is its period.
+    /// `timer`. A timer from [`SETTLE_IDLE_PERIOD_MIN`] to
+    /// [`SETTLE_TIMER_HORIZON`] is a period; none, or a longer one
+    /// (housekeeping), is idling blocked; a shorter one is the end of a
+    /// tick, which tells nothing new.
     ///
-    /// Settling blocked does not forget that period: ipython blocks in
-    /// `input()` without its poll, and once the line is read it polls
-    /// again, the way it idles, not the start of a chain of awaits.
+    /// A loop that idles on a periodic tick shows the remainder of the
+    /// period when it wakes for something else (prompt_toolkit's 500 ms
+    /// poll, seen at 176 ms after it drew its prompt): the longest period
+    /// the same group settled with is its period. Idling blocked does not
+    /// forget it: ipython blocks in `input()` without its poll, and once
+    /// the line is read it polls again, the way it idles, not the start of
+    /// a chain of awaits.
     fn idle_timer(&self, pgid: i32, timer: Option<Duration>) -> Option<Duration> {
-        let before = self.idle.filter(|i| i.pgid == pgid).and_then(|i| i.timer);
-        match (before, timer) {
-            (Some(before), Some(now)) => Some(before.max(now)),
-            (before, now) => now.or(before),
+        let period = |t: &Duration| (SETTLE_IDLE_PERIOD_MIN..=SETTLE_TIMER_HORIZON).contains(t);
+        let before = self.idle.filter(|i| i.pgid == pgid).map(|i| i.timer);
+        let known_period = before.flatten().filter(period);
+        match timer {
+            Some(t) if period(&t) => Some(known_period.map_or(t, |p| p.max(t))),
+            Some(t) if t < SETTLE_IDLE_PERIOD_MIN => before.unwrap_or(Some(t)),
+            blocked => known_period.or(blocked),
         }
     }
 
@@ -492,10 +499,15 @@ impl Settler {
             // Until the program has answered the key (output at least
             // [`SETTLE_ESCAPE_ANSWER`] after it), even a timer of its idle
             // period is the key's: prompt_toolkit waits its 500 ms
-            // ttimeoutlen on the poll it idles with.
+            // ttimeoutlen on the poll it idles with. On the alternate
+            // screen the other timers stay the key's to the horizon: a
+            // drawn frame settles at once, and a late echo (a loaded
+            // machine) must not pass for vim's answer.
             let answered =
                 s.output_since_input && s.last_output >= s.last_input + SETTLE_ESCAPE_ANSWER;
-            let escape = s.escape_pending && !answered && t <= SETTLE_TIMER_HORIZON;
+            let escape = s.escape_pending
+                && t <= SETTLE_TIMER_HORIZON
+                && !(answered && (idling || !s.alt_screen));
             if escape || (!idling && !frame_drawn) {
                 let full_screen = full_screen && !escape;
                 // Known to idle blocked (or on housekeeping beyond the
@@ -1286,6 +1298,27 @@ mod tests {
         let mut rule = Settler::after(&s, rule.settled_idle());
         let settled = settle_at(&mut rule, &s, t0, 10, |s, _| timer(s, ms(499)));
         assert_eq!(settled, Some(t0 + SETTLE_FIRST_LOOK + SETTLE_DEBOUNCE));
+        // What each settle leaves remembered, from what was before: a
+        // period; blocked (none, or housekeeping beyond the horizon); a
+        // tick's end, which changes nothing known.
+        let remembered = |before: Option<Idle>, t: Option<Duration>| {
+            Settler::after(&s, before).idle_timer(PGID, t)
+        };
+        let with = |t: Option<Duration>| {
+            Some(Idle {
+                pgid: PGID,
+                timer: t,
+            })
+        };
+        assert_eq!(remembered(idle_blocked(), Some(ms(10))), None);
+        assert_eq!(remembered(None, Some(ms(10))), Some(ms(10)));
+        assert_eq!(remembered(idle, Some(ms(10))), Some(ms(500)));
+        assert_eq!(remembered(idle, Some(ms(8000))), Some(ms(500)));
+        assert_eq!(remembered(with(Some(ms(10))), None), None);
+        assert_eq!(
+            remembered(with(Some(ms(8000))), Some(ms(300))),
+            Some(ms(300))
+        );
         // A timer of another period is work: `await asyncio.sleep(0.4)`.
         let mut rule = Settler::after(&s, idle);
         assert_eq!(
@@ -1524,6 +1557,21 @@ mod tests {
         let mut rule = Settler::after(&s, idle);
         let settled = settle_at(&mut rule, &s, now, 10, |s, _| timer(s, ms(500)));
         assert_eq!(settled, Some(now + SETTLE_TIMER_HORIZON + SETTLE_DEBOUNCE));
+        // On the alternate screen output after 100 ms (a late echo) frees
+        // only the idle period's timers: vim's ttimeoutlen is still held.
+        let late = Snapshot {
+            generation: s.generation + 1,
+            last_output: wrote + ms(150),
+            output_since_input: true,
+            alt_screen: true,
+            ..s
+        };
+        let at = late.last_output + SETTLE_FIRST_LOOK;
+        let mut rule = Settler::after(&late, idle);
+        assert_eq!(
+            rule.observe(&late, &timer(&late, ms(100)), at),
+            Verdict::LookAt(at + ms(100))
+        );
         // The echo straight after the key is not its answer.
         let echoed = Snapshot {
             generation: s.generation + 1,

@@ -197,10 +197,17 @@ impl Screen {
     /// last column.
     pub fn blanks_before_cursor(&self) -> usize {
         let t = &self.term;
-        let col = (t.col + usize::from(t.pending_wrap)).min(t.cols);
         t.grid
             .get(t.row)
-            .map_or(0, |r| col.saturating_sub(r.text_cols()))
+            .map_or(0, |r| self.cursor_column().saturating_sub(r.text_cols()))
+    }
+
+    /// The cursor's column (from 0) as text goes on from it: past the last
+    /// column while a wrap is pending, where [`Screen::cursor`] shows it on
+    /// the last.
+    pub fn cursor_column(&self) -> usize {
+        let t = &self.term;
+        (t.col + usize::from(t.pending_wrap)).min(t.cols)
     }
 
     /// Text of row `row` of the primary screen, also while the alternate
