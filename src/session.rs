@@ -1048,8 +1048,10 @@ impl Session {
 
     /// Wait, at most `limit` after the last input, until that input has been
     /// taken in: a job other than the program has the terminal and has
-    /// started its own program (a shell ran the command line), or the program waits on the terminal again with
-    /// nothing left unread and has answered since (echo, a prompt).
+    /// started its own program (a shell ran the command line), or the
+    /// program waits on the terminal again with nothing left unread and has
+    /// answered since (echo, a prompt). Polled every [`limits::LAND_POLL`]:
+    /// nothing wakes a waiter when a group takes the terminal.
     pub fn let_input_land(&self, limit: Duration) {
         let deadline = {
             let st = lock(&self.inner.state);

@@ -124,16 +124,28 @@ pub struct Look {
     pub raw_keys: bool,
 }
 
+/// A timeout a program settled with that is its idle period: from
+/// [`SETTLE_IDLE_PERIOD_MIN`] (shorter is the end of a tick about to fire)
+/// to [`SETTLE_TIMER_HORIZON`].
+fn is_period(t: &Duration) -> bool {
+    (SETTLE_IDLE_PERIOD_MIN..=SETTLE_TIMER_HORIZON).contains(t)
+}
+
+/// A timeout a program settled with that is idling blocked: none, or one
+/// beyond [`SETTLE_TIMER_HORIZON`] (housekeeping: V8's 8 s memory reducer).
+fn idles_blocked(t: Option<Duration>) -> bool {
+    t.map_or(true, |t| t > SETTLE_TIMER_HORIZON)
+}
+
 /// What a program was doing when a wait last settled: its foreground
-/// process group, and the timeout of its wait on the terminal (`None`:
-/// blocked with no timer and never seen idle on one; else the longest the
-/// group settled with, its period). A later wait that finds the same group waiting with that period
-/// (within [`SETTLE_TIMER_JITTER`]) finds it idle the way it idles
-/// (ipython's 500 ms poll); a group that idled blocked (or on a timer
-/// beyond [`SETTLE_TIMER_HORIZON`], housekeeping) and now waits on a timer
-/// is working through it (node's `await`). A group that idles on a shorter
-/// poll and now waits on another timer is judged as one seen for the first
-/// time: after any wake-up its poll shows what is left of its period.
+/// process group, and the timeout of its wait on the terminal, classed by
+/// [`is_period`] and [`idles_blocked`] (see [`Settler::idle_timer`]). A
+/// later wait that finds the same group waiting with its period (within
+/// [`SETTLE_TIMER_JITTER`]) finds it idle the way it idles (ipython's 500
+/// ms poll); a group that idled blocked and now waits on a timer is working
+/// through it (node's `await`). A group that idles on a poll and now waits
+/// on another timer is judged as one seen for the first time: after any
+/// wake-up its poll shows what is left of its period.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Idle {
     pub pgid: i32,
@@ -344,10 +356,8 @@ impl Settler {
     }
 
     /// The idle timer to remember for `pgid`, which settled waiting on
-    /// `timer`. A timer from [`SETTLE_IDLE_PERIOD_MIN`] to
-    /// [`SETTLE_TIMER_HORIZON`] is a period; none, or a longer one
-    /// (housekeeping), is idling blocked; a shorter one is the end of a
-    /// tick, which tells nothing new.
+    /// `timer`: a period ([`is_period`]), idling blocked ([`idles_blocked`]),
+    /// or the end of a tick, which tells nothing new.
     ///
     /// A loop that idles on a periodic tick shows the remainder of the
     /// period when it wakes for something else (prompt_toolkit's 500 ms
@@ -357,13 +367,12 @@ impl Settler {
     /// the line is read it polls again, the way it idles, not the start of
     /// a chain of awaits.
     fn idle_timer(&self, pgid: i32, timer: Option<Duration>) -> Option<Duration> {
-        let period = |t: &Duration| (SETTLE_IDLE_PERIOD_MIN..=SETTLE_TIMER_HORIZON).contains(t);
         let before = self.idle.filter(|i| i.pgid == pgid).map(|i| i.timer);
-        let known_period = before.flatten().filter(period);
+        let known_period = before.flatten().filter(is_period);
         match timer {
-            Some(t) if period(&t) => Some(known_period.map_or(t, |p| p.max(t))),
-            Some(t) if t < SETTLE_IDLE_PERIOD_MIN => before.unwrap_or(Some(t)),
-            blocked => known_period.or(blocked),
+            Some(t) if is_period(&t) => Some(known_period.map_or(t, |p| p.max(t))),
+            blocked if idles_blocked(blocked) => known_period.or(blocked),
+            tick_end => before.unwrap_or(tick_end),
         }
     }
 
@@ -486,17 +495,17 @@ impl Settler {
                 generation != self.start_generation
             };
             let idle = self.idle.filter(|i| Some(i.pgid) == pgid);
-            // The period it idles with, if known (see
-            // [`SETTLE_IDLE_PERIOD_MIN`]).
-            let period = idle
+            // The period it idles with, if known; housekeeping seen again
+            // is idle too.
+            let idling = idle
                 .and_then(|i| i.timer)
-                .filter(|p| *p >= SETTLE_IDLE_PERIOD_MIN);
-            let idling = period.is_some_and(|p| t.max(p) - t.min(p) <= SETTLE_TIMER_JITTER);
+                .filter(|p| *p >= SETTLE_IDLE_PERIOD_MIN)
+                .is_some_and(|p| t.max(p) - t.min(p) <= SETTLE_TIMER_JITTER);
             let frame_drawn = full_screen && drew;
             // After an Escape key every short timer is the key's (vim waits
             // 25 ms, then its 100 ms ttimeoutlen): held as a chain, not as a
-            // repainter's one timer per wait.
-            // Until the program has answered the key (output at least
+            // repainter's one timer per wait. Until the program has
+            // answered the key (output at least
             // [`SETTLE_ESCAPE_ANSWER`] after it), even a timer of its idle
             // period is the key's: prompt_toolkit waits its 500 ms
             // ttimeoutlen on the poll it idles with. On the alternate
@@ -510,15 +519,12 @@ impl Settler {
                 && !(answered && (idling || !s.alt_screen));
             if escape || (!idling && !frame_drawn) {
                 let full_screen = full_screen && !escape;
-                // Known to idle blocked (or on housekeeping beyond the
-                // horizon: V8's 8 s memory reducer): a timer now is work
-                // (see `hold`). One that idles on a short poll of its own
-                // shows any remainder of that period after a wake-up (an
-                // asyncio loop's next tick), so another timer tells
-                // nothing: it is judged as a program seen the first time.
-                let known = idle
-                    .is_some_and(|i| i.timer.map_or(true, |p| p > SETTLE_TIMER_HORIZON))
-                    && !full_screen;
+                // Known to idle blocked: a timer now is work (see `hold`).
+                // One that idles on a poll of its own shows any remainder
+                // of that period after a wake-up (an asyncio loop's next
+                // tick), so another timer tells nothing: it is judged as a
+                // program seen the first time.
+                let known = idle.is_some_and(|i| idles_blocked(i.timer)) && !full_screen;
                 if let Some(until) = self.hold(generation, t, known, full_screen, escape, now) {
                     self.waiting = None;
                     self.next = Some(until);
